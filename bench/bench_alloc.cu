@@ -1,0 +1,115 @@
+/*
+ * bench_alloc.cu - allocation churn (feature: GPUACCEL_POOL).
+ *
+ * Loop N times: allocate SIZE bytes, launch a tiny kernel that writes words
+ * spread over the whole block (first and last word included) and reads them
+ * back into acc[i], free the block.
+ *   --mode native     cudaMalloc / kernel / cudaFree          (what the pool intercepts)
+ *   --mode reference  cudaMallocAsync / kernel / cudaFreeAsync on a stream, using
+ *                     the default memory pool with an unlimited release threshold
+ *                     (the hand-written pool the library is compared to)
+ * Prints "result alloc <us per malloc+free pair> ..." and a digest over acc[].
+ *
+ * usage: bench_alloc [--size BYTES] [--iters N] [--mode native|reference] [--seed S]
+ */
+#include "common.h"
+
+#define TOUCH_THREADS 256
+
+__global__ void touch(uint32_t *p, size_t nwords, uint32_t seed, uint32_t *acc, int iter)
+{
+    unsigned m = nwords < TOUCH_THREADS ? (unsigned)nwords : TOUCH_THREADS;
+    unsigned t = threadIdx.x;
+    /* m positions from word 0 to word nwords-1 */
+#define POS(k) (m > 1 ? (size_t)(k) * (nwords - 1) / (m - 1) : 0)
+    if (t < m)
+        p[POS(t)] = mix32(seed ^ mix32((uint32_t)iter * TOUCH_THREADS + t));
+    __syncthreads();
+    if (t == 0) {
+        const volatile uint32_t *vp = p;
+        uint32_t s = 0;
+        for (unsigned k = 0; k < m; k++)
+            s = s * 31u + vp[POS(k)];
+        acc[iter] = s;
+    }
+#undef POS
+}
+
+static void churn(int reference, size_t size, int first, int n, uint32_t seed,
+                  uint32_t *acc, cudaStream_t st)
+{
+    for (int i = first; i < first + n; i++) {
+        uint32_t *p;
+        if (reference)
+            CK(cudaMallocAsync((void **)&p, size, st));
+        else
+            CK(cudaMalloc((void **)&p, size));
+        touch<<<1, TOUCH_THREADS, 0, st>>>(p, size / 4, seed, acc, i);
+        CK(cudaGetLastError());
+        if (reference)
+            CK(cudaFreeAsync(p, st));
+        else
+            CK(cudaFree(p));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long long size = 1 << 20, iters = 1000, seed = 1;
+    int reference = 0;
+    g_usage = "[--size BYTES] [--iters N] [--mode native|reference] [--seed S]";
+    for (int i = 1; i < argc; i++) {
+        if (ARG_IS("--size"))
+            size = arg_ll(argc, argv, &i, 4);
+        else if (ARG_IS("--iters"))
+            iters = arg_ll(argc, argv, &i, 1);
+        else if (ARG_IS("--seed"))
+            seed = arg_ll(argc, argv, &i, 0);
+        else if (ARG_IS("--mode")) {
+            const char *m = arg_value(argc, argv, &i);
+            if (strcmp(m, "reference") == 0)
+                reference = 1;
+            else if (strcmp(m, "native") != 0)
+                usage_exit(argv[0]);
+        } else
+            usage_exit(argv[0]);
+    }
+    require_gpu();
+
+    int dev;
+    cudaStream_t st;
+    uint32_t *acc;
+    CK(cudaGetDevice(&dev));
+    CK(cudaStreamCreate(&st));
+    CK(cudaMalloc((void **)&acc, (size_t)iters * sizeof(uint32_t)));
+    if (reference) {
+        cudaMemPool_t pool;
+        uint64_t threshold = UINT64_MAX;
+        CK(cudaDeviceGetDefaultMemPool(&pool, dev));
+        CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    }
+
+    int warm = iters < 20 ? (int)iters : 20;
+    churn(reference, (size_t)size, 0, warm, (uint32_t)seed, acc, st);
+    CK(cudaDeviceSynchronize());
+
+    double t0 = now_us();
+    churn(reference, (size_t)size, 0, (int)iters, (uint32_t)seed, acc, st);
+    CK(cudaDeviceSynchronize());
+    double t1 = now_us();
+
+    uint32_t *h = (uint32_t *)malloc((size_t)iters * sizeof(uint32_t));
+    if (!h) {
+        fprintf(stderr, "out of host memory\n");
+        return 1;
+    }
+    CK(cudaMemcpy(h, acc, (size_t)iters * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    printf("result alloc %.4f size=%lld iters=%lld mode=%s\n", (t1 - t0) / (double)iters,
+           size, iters, reference ? "reference" : "native");
+    print_digest(h, (size_t)iters * sizeof(uint32_t));
+
+    free(h);
+    CK(cudaFree(acc));
+    CK(cudaStreamDestroy(st));
+    return 0;
+}

@@ -1,0 +1,140 @@
+/*
+ * bench_reads.cu - small device-to-host reads (feature: GPUACCEL_COALESCE).
+ *
+ * A 16 MiB device buffer of u32 is filled by a kernel from the seed, then
+ * COUNT 4-byte elements are read back to pageable host memory:
+ *   --pattern seq     cudaMemcpy of element k, k = 0,1,2,... (wrapping at 16 MiB)
+ *   --pattern random  cudaMemcpy of elements at seeded random indices in the first 1 MiB
+ *   --pattern item    the PyTorch .item() pattern: cudaMemcpyAsync of element k into a
+ *                     pageable host scalar on a stream, then cudaStreamSynchronize
+ *   --mode reference  the same elements via ONE bulk cudaMemcpy of the index range,
+ *                     picked on the host
+ * Prints "result reads <us per element> ..." and a digest over the values read.
+ *
+ * usage: bench_reads [--pattern seq|random|item] [--count N] [--mode native|reference] [--seed S]
+ */
+#include "common.h"
+
+#define BUF_WORDS ((16u << 20) / 4)   /* 16 MiB buffer */
+#define REGION_WORDS ((1u << 20) / 4) /* random reads stay in the first 1 MiB */
+
+enum { SEQ, RANDOM, ITEM };
+
+__global__ void fill(uint32_t *d, unsigned n, uint32_t seed)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        d[i] = mix32(seed * 0x9e3779b9u + i);
+}
+
+static void read_native(int pattern, const uint32_t *d, const uint32_t *idx, uint32_t *vals,
+                        long long n, cudaStream_t st)
+{
+    if (pattern == ITEM) {
+        for (long long k = 0; k < n; k++) {
+            uint32_t v; /* pageable host scalar, like a CPU tensor's storage */
+            CK(cudaMemcpyAsync(&v, d + idx[k], sizeof v, cudaMemcpyDeviceToHost, st));
+            CK(cudaStreamSynchronize(st));
+            vals[k] = v;
+        }
+    } else {
+        for (long long k = 0; k < n; k++)
+            CK(cudaMemcpy(&vals[k], d + idx[k], sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    }
+}
+
+static void read_reference(const uint32_t *d, const uint32_t *idx, uint32_t *vals, long long n,
+                           uint32_t lo, uint32_t hi, uint32_t *stage)
+{
+    CK(cudaMemcpy(stage, d + lo, (size_t)(hi - lo + 1) * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    for (long long k = 0; k < n; k++)
+        vals[k] = stage[idx[k] - lo];
+}
+
+int main(int argc, char **argv)
+{
+    long long count = 10000, seed = 1;
+    int pattern = SEQ, reference = 0;
+    g_usage = "[--pattern seq|random|item] [--count N] [--mode native|reference] [--seed S]";
+    for (int i = 1; i < argc; i++) {
+        if (ARG_IS("--count"))
+            count = arg_ll(argc, argv, &i, 1);
+        else if (ARG_IS("--seed"))
+            seed = arg_ll(argc, argv, &i, 0);
+        else if (ARG_IS("--pattern")) {
+            const char *p = arg_value(argc, argv, &i);
+            if (strcmp(p, "seq") == 0)
+                pattern = SEQ;
+            else if (strcmp(p, "random") == 0)
+                pattern = RANDOM;
+            else if (strcmp(p, "item") == 0)
+                pattern = ITEM;
+            else
+                usage_exit(argv[0]);
+        } else if (ARG_IS("--mode")) {
+            const char *m = arg_value(argc, argv, &i);
+            if (strcmp(m, "reference") == 0)
+                reference = 1;
+            else if (strcmp(m, "native") != 0)
+                usage_exit(argv[0]);
+        } else
+            usage_exit(argv[0]);
+    }
+    require_gpu();
+
+    uint32_t *idx = (uint32_t *)malloc((size_t)count * sizeof(uint32_t));
+    uint32_t *vals = (uint32_t *)malloc((size_t)count * sizeof(uint32_t));
+    uint32_t *stage = (uint32_t *)malloc((size_t)BUF_WORDS * sizeof(uint32_t));
+    if (!idx || !vals || !stage) {
+        fprintf(stderr, "out of host memory\n");
+        return 1;
+    }
+    uint64_t rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)seed;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (long long k = 0; k < count; k++) {
+        if (pattern == RANDOM) {
+            rng ^= rng << 13; /* xorshift64 */
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            idx[k] = (uint32_t)(rng >> 32) % REGION_WORDS;
+        } else {
+            idx[k] = (uint32_t)(k % BUF_WORDS);
+        }
+        lo = idx[k] < lo ? idx[k] : lo;
+        hi = idx[k] > hi ? idx[k] : hi;
+    }
+
+    cudaStream_t st;
+    uint32_t *d;
+    CK(cudaStreamCreate(&st));
+    CK(cudaMalloc((void **)&d, (size_t)BUF_WORDS * sizeof(uint32_t)));
+    fill<<<1024, 256>>>(d, BUF_WORDS, (uint32_t)seed);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+
+    /* warm-up */
+    if (reference)
+        read_reference(d, idx, vals, count, lo, hi, stage);
+    else
+        read_native(pattern, d, idx, vals, count < 100 ? count : 100, st);
+    CK(cudaDeviceSynchronize());
+
+    double t0 = now_us();
+    if (reference)
+        read_reference(d, idx, vals, count, lo, hi, stage);
+    else
+        read_native(pattern, d, idx, vals, count, st);
+    CK(cudaDeviceSynchronize());
+    double t1 = now_us();
+
+    static const char *names[] = {"seq", "random", "item"};
+    printf("result reads %.4f pattern=%s count=%lld mode=%s\n", (t1 - t0) / (double)count,
+           names[pattern], count, reference ? "reference" : "native");
+    print_digest(vals, (size_t)count * sizeof(uint32_t));
+
+    CK(cudaFree(d));
+    CK(cudaStreamDestroy(st));
+    free(idx);
+    free(vals);
+    free(stage);
+    return 0;
+}

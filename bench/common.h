@@ -1,0 +1,124 @@
+/*
+ * common.h - small helpers shared by the libgpuaccel benchmark programs.
+ *
+ * CK(call)        check a CUDA runtime call, exit 1 with a message on error
+ * require_gpu()   exit 77 with "SKIP: no CUDA device" when there is no GPU
+ * now_us()        host monotonic clock in microseconds
+ * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
+ * mix32()         integer hash used (host and device) to make seeded test data
+ * Argument helpers: ARG_IS, arg_value, arg_ll.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CK(call)                                                              \
+    do {                                                                      \
+        cudaError_t ck_err_ = (call);                                         \
+        if (ck_err_ != cudaSuccess) {                                         \
+            fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
+                    #call, cudaGetErrorString(ck_err_), (int)ck_err_);        \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+/* Exit 77 (the "skipped" status) when no usable GPU/driver is present.
+ * Any other failure is a real error (e.g. a broken LD_PRELOAD library). */
+static inline void require_gpu(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+        e == cudaErrorStubLibrary || (e == cudaSuccess && n == 0)) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        exit(77);
+    }
+    CK(e);
+    CK(cudaFree(0)); /* create the primary context outside any timing */
+}
+
+static inline double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Word-wise FNV-1a variant with extra mixing; only used for equality checks.
+ * bench/bench_*_item.py implement the same function. */
+static inline uint64_t digest_bytes(const void *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    const uint64_t prime = 0x100000001b3ULL;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h ^= w;
+        h *= prime;
+        h ^= h >> 29;
+    }
+    for (; i < len; i++) {
+        h ^= p[i];
+        h *= prime;
+    }
+    h ^= (uint64_t)len;
+    h *= prime;
+    h ^= h >> 32;
+    return h;
+}
+
+static inline void print_digest(const void *data, size_t len)
+{
+    printf("digest: %016llx\n", (unsigned long long)digest_bytes(data, len));
+}
+
+__host__ __device__ static inline uint32_t mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+/* ---- command-line helpers ---- */
+static const char *g_usage = "";
+
+static inline void usage_exit(const char *prog)
+{
+    fprintf(stderr, "usage: %s %s\n", prog, g_usage);
+    exit(2);
+}
+
+#define ARG_IS(s) (strcmp(argv[i], (s)) == 0)
+
+/* Value following option argv[*i]; advances *i. */
+static inline const char *arg_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc)
+        usage_exit(argv[0]);
+    return argv[++*i];
+}
+
+static inline long long arg_ll(int argc, char **argv, int *i, long long min)
+{
+    const char *s = arg_value(argc, argv, i);
+    char *end;
+    long long v = strtoll(s, &end, 0);
+    if (end == s || *end != '\0' || v < min) {
+        fprintf(stderr, "%s: bad value '%s' for %s\n", argv[0], s, argv[*i - 1]);
+        usage_exit(argv[0]);
+    }
+    return v;
+}
+
+#endif /* BENCH_COMMON_H */

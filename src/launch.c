@@ -1,0 +1,33 @@
+/* launch.c - the kernel launch hooks: where swap, tune and graphs will decide
+ * what to launch. Today: count, keep the epoch and stream tracker right, and
+ * call the driver with the program's own arguments. */
+#include "hooks.h"
+#include "modules.h"
+#include "streams.h"
+
+CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned int gridDimX,
+                        unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+                        unsigned int blockDimY, unsigned int blockDimZ,
+                        unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+                        void **extra)
+{
+    ga_epoch_bump();
+    CUresult r = GA_REAL(rt, id, cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                                                 blockDimY, blockDimZ, sharedMemBytes, hStream,
+                                                 kernelParams, extra);
+    if (r == CUDA_SUCCESS)
+        ga_stream_note_work(rt, hStream, ga_entries[id].per_thread);
+    ga_epoch_bump();
+    return r;
+}
+
+CUresult ga_hook_launch_ex(const ga_rt_t *rt, ga_id_t id, const CUlaunchConfig *config,
+                           CUfunction f, void **kernelParams, void **extra)
+{
+    ga_epoch_bump();
+    CUresult r = GA_REAL(rt, id, cuLaunchKernelEx)(config, f, kernelParams, extra);
+    if (r == CUDA_SUCCESS && config)
+        ga_stream_note_work(rt, config->hStream, ga_entries[id].per_thread);
+    ga_epoch_bump();
+    return r;
+}

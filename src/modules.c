@@ -1,0 +1,25 @@
+/* modules.c - start the feature modules and fan core events out to them. */
+#include "modules.h"
+
+#include "log.h"
+
+void ga_modules_init(const ga_rt_t *rt)
+{
+    ga_stats_timing = rt->cfg.profile && *rt->cfg.profile;
+}
+
+void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h)
+{
+    (void)rt, (void)what, (void)h; /* no module holds work back yet */
+}
+
+void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+{
+    (void)rt;
+    ga_ctx_forget(ctx);
+}
+
+void ga_modules_exit(void)
+{
+    ga_stats_log_summary();
+}

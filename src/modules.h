@@ -1,0 +1,31 @@
+/* modules.h - the feature modules as the core sees them: one place that lists
+ * them, starts them, and fans out the events every module may care about. */
+#ifndef GA_MODULES_H
+#define GA_MODULES_H
+
+#include "runtime.h"
+
+/* Start the features the configuration enables (called once, from init). */
+void ga_modules_init(const ga_rt_t *rt);
+
+/* Something is about to observe or change the program's device state, so
+ * anything a module holds back (launches the graphs feature holds) must be
+ * issued first: for one stream, or for all. */
+typedef enum { GA_FLUSH_STREAM, GA_FLUSH_ALL } ga_flush_t;
+void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h);
+
+/* A context was destroyed (or its primary context reset): the driver freed its
+ * memory, streams and events; every module forgets them without driver calls. */
+void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx);
+
+/* At process exit: reports (runs once, from atexit). */
+void ga_modules_exit(void);
+
+/* Fork handlers of every stateful module, in lock order. */
+#define GA_FORK_MODULES {&ga_stats_fork, &ga_streams_fork, &ga_registry_fork}
+
+#include "registry.h"
+#include "stats.h"
+#include "streams.h"
+
+#endif

@@ -1,0 +1,59 @@
+/* runtime.h - the library's one piece of process state: initialized lazily on
+ * the first intercepted call, published once, then read without locks.
+ *
+ * Initialization never holds a lock while it calls the loader or the driver: a
+ * thread that finds initialization under way elsewhere (or recursing on its own
+ * stack) gets NULL and passes its call straight through. */
+#ifndef GA_RUNTIME_H
+#define GA_RUNTIME_H
+
+#include <stdatomic.h>
+
+#include "common.h"
+#include "config.h"
+#include "real.h"
+
+typedef struct ga_rt {
+    ga_driver_t drv;
+    ga_config_t cfg;
+    bool active; /* false: pure pass-through (GPUACCEL=0, secure execution) */
+} ga_rt_t;
+
+extern _Atomic(const ga_rt_t *) ga_rt_published;
+
+const ga_rt_t *ga_rt_init(void);
+
+/* The runtime, or NULL while it cannot be had (no libcuda loaded yet,
+ * initialization running elsewhere or on this thread's stack). */
+static inline const ga_rt_t *ga_rt(void)
+{
+    const ga_rt_t *rt = atomic_load_explicit(&ga_rt_published, memory_order_acquire);
+    return GA_LIKELY(rt != NULL) ? rt : ga_rt_init();
+}
+
+static inline bool ga_active(const ga_rt_t *rt)
+{
+    return rt && rt->active;
+}
+
+/* The real function for `id`. Without a runtime it is looked up on the spot
+ * (slow, only during initialization). NULL if the driver lacks it. */
+void *ga_real_slow(ga_id_t id);
+static inline void *ga_real_fn(const ga_rt_t *rt, ga_id_t id)
+{
+    return GA_LIKELY(rt != NULL) ? rt->drv.fn[id] : ga_real_slow(id);
+}
+
+/* Call the real entry `name` with the wrapper's arguments; CUDA_ERROR_NOT_FOUND
+ * if this driver lacks it. For hooks, whose entries share one prototype. */
+#define GA_REAL(rt, id, proto_name) ((__typeof__(&proto_name))ga_real_fn((rt), (id)))
+
+/* Fork handlers of one stateful module; runtime.c lists them all and installs
+ * them with pthread_atfork (prepare in list order, parent/child in reverse). */
+typedef struct ga_fork_ops {
+    void (*prepare)(void); /* take the module's locks */
+    void (*parent)(void);  /* release them */
+    void (*child)(void);   /* reset: the child starts with no CUDA state */
+} ga_fork_ops_t;
+
+#endif

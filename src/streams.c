@@ -1,0 +1,401 @@
+/* streams.c - the write epoch, the stream tracker and fences.
+ *
+ * Owns: one hash of stream records keyed by (context, handle, thread), guarded
+ * by `lock`; records are never freed (a retired record may still be cached by
+ * a thread, and writing a stale counter is harmless), only retired to a free
+ * list and reused. Must never: call the driver while holding `lock`. */
+#define _GNU_SOURCE
+#include "streams.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "log.h"
+
+_Atomic uint64_t ga_epoch;
+
+typedef struct stream_key {
+    CUcontext ctx;    /* NULL for created streams: their handle is unique */
+    CUstream handle;  /* a created stream, CU_STREAM_LEGACY or CU_STREAM_PER_THREAD */
+    uintptr_t thread; /* the owning thread of a per-thread stream, else 0 */
+} stream_key_t;
+
+struct ga_stream {
+    stream_key_t key;
+    CUcontext ctx;
+    bool nonblocking;
+    _Atomic uint64_t work;    /* calls that enqueued work on it */
+    _Atomic uint64_t idle_at; /* work counted up to here is known finished */
+    struct ga_stream *next_free;
+    UT_hash_handle hh;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ga_stream_t *table;     /* guarded by lock */
+static ga_stream_t *free_list; /* guarded by lock */
+static _Atomic uint64_t generation; /* bumped when a record is retired */
+static _Atomic bool untracked;      /* an unknown entry point was handed out */
+
+/* One-entry per-thread cache in front of the hash: most threads launch on one
+ * stream at a time. Valid while `gen` equals the global generation. */
+static __thread struct {
+    CUstream h;
+    CUcontext ctx;
+    bool per_thread;
+    uint64_t gen;
+    ga_stream_t *st;
+} cache __attribute__((tls_model("initial-exec")));
+
+CUcontext ga_current_ctx(const ga_rt_t *rt)
+{
+    CUcontext ctx = NULL;
+    __typeof__(&cuCtxGetCurrent) get = GA_REAL(rt, GA_ID_cuCtxGetCurrent, cuCtxGetCurrent);
+    if (!get || get(&ctx) != CUDA_SUCCESS)
+        return NULL;
+    return ctx;
+}
+
+/* The key for a stream handle as the program passed it. */
+static bool make_key(const ga_rt_t *rt, CUstream h, bool per_thread, stream_key_t *k,
+                     CUcontext *ctx)
+{
+    memset(k, 0, sizeof *k);
+    if (h == NULL)
+        h = per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    if (h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        *ctx = ga_current_ctx(rt);
+        if (!*ctx)
+            return false;
+        k->ctx = *ctx;
+        k->handle = h;
+        k->thread = h == CU_STREAM_PER_THREAD ? (uintptr_t)pthread_self() : 0;
+    } else {
+        k->handle = h;
+        *ctx = NULL; /* learned from the driver on first sight */
+    }
+    return true;
+}
+
+static ga_stream_t *insert(const stream_key_t *k, CUcontext ctx, bool nonblocking)
+{
+    ga_stream_t *st;
+    pthread_mutex_lock(&lock);
+    HASH_FIND(hh, table, k, sizeof *k, st);
+    if (!st) {
+        st = free_list;
+        if (st)
+            free_list = st->next_free;
+        else
+            st = calloc(1, sizeof *st);
+        if (st) {
+            st->key = *k;
+            st->ctx = ctx;
+            st->nonblocking = nonblocking;
+            atomic_store(&st->work, 0);
+            atomic_store(&st->idle_at, 0);
+            HASH_ADD(hh, table, key, sizeof st->key, st);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+static ga_stream_t *find(const stream_key_t *k)
+{
+    ga_stream_t *st;
+    pthread_mutex_lock(&lock);
+    HASH_FIND(hh, table, k, sizeof *k, st);
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread)
+{
+    uint64_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    bool is_default = h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+    CUcontext cur = is_default ? ga_current_ctx(rt) : NULL;
+    if (cache.st && cache.gen == gen && cache.h == h && cache.per_thread == per_thread &&
+        cache.ctx == cur)
+        return cache.st;
+
+    stream_key_t k;
+    CUcontext ctx;
+    if (!make_key(rt, h, per_thread, &k, &ctx))
+        return NULL;
+    ga_stream_t *st = find(&k);
+    if (!st) {
+        bool nonblocking = false;
+        if (!is_default) {
+            unsigned flags = 0;
+            __typeof__(&cuStreamGetFlags) gf = GA_REAL(rt, GA_ID_cuStreamGetFlags, cuStreamGetFlags);
+            __typeof__(&cuStreamGetCtx) gc = GA_REAL(rt, GA_ID_cuStreamGetCtx, cuStreamGetCtx);
+            if (!gf || !gc || gf(h, &flags) != CUDA_SUCCESS || gc(h, &ctx) != CUDA_SUCCESS)
+                return NULL;
+            nonblocking = (flags & CU_STREAM_NON_BLOCKING) != 0;
+        }
+        st = insert(&k, ctx, nonblocking);
+    }
+    if (st)
+        cache.h = h, cache.ctx = cur, cache.per_thread = per_thread, cache.gen = gen,
+        cache.st = st;
+    return st;
+}
+
+void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
+{
+    ga_stream_t *st = ga_stream_get(rt, h, per_thread);
+    if (st)
+        atomic_fetch_add_explicit(&st->work, 1, memory_order_acq_rel);
+}
+
+ga_stream_mark_t ga_stream_mark(const ga_rt_t *rt, CUstream h, bool per_thread)
+{
+    ga_stream_t *st = ga_stream_get(rt, h, per_thread);
+    return (ga_stream_mark_t){st, st ? atomic_load(&st->work) : 0};
+}
+
+void ga_stream_mark_idle(ga_stream_mark_t m)
+{
+    if (!m.st)
+        return;
+    uint64_t cur = atomic_load(&m.st->idle_at);
+    while (cur < m.work && !atomic_compare_exchange_weak(&m.st->idle_at, &cur, m.work))
+        ;
+}
+
+ga_ctx_mark_t ga_ctx_mark(const ga_rt_t *rt, CUcontext ctx)
+{
+    (void)rt;
+    ga_ctx_mark_t m = {ctx, 0, NULL};
+    pthread_mutex_lock(&lock);
+    unsigned n = HASH_COUNT(table);
+    m.marks = n ? malloc(n * sizeof *m.marks) : NULL;
+    for (ga_stream_t *st = table; st && m.marks; st = st->hh.next)
+        if (st->ctx == ctx)
+            m.marks[m.n++] = (ga_stream_mark_t){st, atomic_load(&st->work)};
+    pthread_mutex_unlock(&lock);
+    return m;
+}
+
+void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded)
+{
+    for (unsigned i = 0; succeeded && i < m->n; i++)
+        ga_stream_mark_idle(m->marks[i]);
+    free(m->marks);
+    m->marks = NULL;
+    m->n = 0;
+}
+
+bool ga_stream_busy(const ga_stream_t *st)
+{
+    return atomic_load(&st->work) > atomic_load(&st->idle_at) ||
+           atomic_load_explicit(&untracked, memory_order_relaxed);
+}
+
+bool ga_stream_nonblocking(const ga_stream_t *st)
+{
+    return st->nonblocking;
+}
+
+CUcontext ga_stream_ctx(const ga_stream_t *st)
+{
+    return st->ctx;
+}
+
+bool ga_ctx_idle(CUcontext ctx)
+{
+    bool idle = !atomic_load_explicit(&untracked, memory_order_relaxed);
+    pthread_mutex_lock(&lock);
+    for (ga_stream_t *st = table; st && idle; st = st->hh.next)
+        if (st->ctx == ctx && ga_stream_busy(st))
+            idle = false;
+    pthread_mutex_unlock(&lock);
+    return idle;
+}
+
+static void retire_locked(ga_stream_t *st)
+{
+    HASH_DEL(table, st);
+    st->next_free = free_list;
+    free_list = st;
+    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+}
+
+void ga_stream_forget(CUstream h)
+{
+    stream_key_t k = {.handle = h};
+    pthread_mutex_lock(&lock);
+    ga_stream_t *st;
+    HASH_FIND(hh, table, &k, sizeof k, st);
+    if (st)
+        retire_locked(st);
+    pthread_mutex_unlock(&lock);
+}
+
+typedef struct event_slot event_slot_t;
+static void drop_events_locked(CUcontext ctx);
+
+void ga_ctx_forget(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    ga_stream_t *st, *tmp;
+    HASH_ITER(hh, table, st, tmp)
+        if (st->ctx == ctx)
+            retire_locked(st);
+    drop_events_locked(ctx);
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_streams_note_untracked(const char *name)
+{
+    if (!atomic_exchange(&untracked, true))
+        ga_info("entry point %s is unknown to this build: streams are presumed busy", name);
+}
+
+bool ga_streams_untracked(void)
+{
+    return atomic_load_explicit(&untracked, memory_order_relaxed);
+}
+
+/* ---- fences ---------------------------------------------------------------- */
+
+/* Created events are reused through a small free list per context: creating an
+ * event costs a driver round trip, recording one ~0.25 us. */
+struct event_slot {
+    CUcontext ctx;
+    CUevent ev;
+    struct event_slot *next;
+};
+static event_slot_t *spare_events; /* guarded by lock */
+
+/* The context is gone and its events with it: forget them. */
+static void drop_events_locked(CUcontext ctx)
+{
+    for (event_slot_t **pp = &spare_events; *pp;) {
+        event_slot_t *s = *pp;
+        if (s->ctx == ctx) {
+            *pp = s->next;
+            free(s);
+        } else {
+            pp = &s->next;
+        }
+    }
+}
+
+static CUevent event_get(const ga_rt_t *rt, CUcontext ctx)
+{
+    event_slot_t **pp, *hit = NULL;
+    pthread_mutex_lock(&lock);
+    for (pp = &spare_events; *pp; pp = &(*pp)->next)
+        if ((*pp)->ctx == ctx) {
+            hit = *pp;
+            *pp = hit->next;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (hit) {
+        CUevent ev = hit->ev;
+        free(hit);
+        return ev;
+    }
+    CUevent ev = NULL;
+    __typeof__(&cuEventCreate) create = GA_REAL(rt, GA_ID_cuEventCreate, cuEventCreate);
+    if (!create || create(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+        return NULL;
+    return ev;
+}
+
+static void event_put(CUcontext ctx, CUevent ev)
+{
+    event_slot_t *s = malloc(sizeof *s);
+    if (!s)
+        return; /* leak one event rather than destroy it under a lock */
+    s->ctx = ctx;
+    s->ev = ev;
+    pthread_mutex_lock(&lock);
+    s->next = spare_events;
+    spare_events = s;
+    pthread_mutex_unlock(&lock);
+}
+
+static bool record(const ga_rt_t *rt, ga_fence_t *f, CUstream s)
+{
+    __typeof__(&cuEventRecord) rec = GA_REAL(rt, GA_ID_cuEventRecord, cuEventRecord);
+    CUevent ev = event_get(rt, f->ctx);
+    if (!ev || !rec || rec(ev, s) != CUDA_SUCCESS) {
+        if (ev)
+            event_put(f->ctx, ev);
+        return false;
+    }
+    f->ev[f->n++] = ev;
+    return true;
+}
+
+bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->ctx = ga_current_ctx(rt);
+    if (!f->ctx)
+        return false;
+    /* Collect the busy non-blocking streams of this context under the lock,
+     * then record outside it. */
+    pthread_mutex_lock(&lock);
+    unsigned cap = 1 + HASH_COUNT(table);
+    CUstream *targets = malloc(cap * sizeof *targets);
+    unsigned nt = 0;
+    for (ga_stream_t *st = table; st && targets; st = st->hh.next)
+        if (st->ctx == f->ctx && st->nonblocking && ga_stream_busy(st))
+            targets[nt++] = st->key.handle;
+    pthread_mutex_unlock(&lock);
+    f->ev = targets ? malloc((nt + 1) * sizeof *f->ev) : NULL;
+    bool ok = f->ev != NULL;
+    /* The legacy stream waits for every blocking stream, per-thread ones too. */
+    ok = ok && record(rt, f, CU_STREAM_LEGACY);
+    for (unsigned i = 0; ok && i < nt; i++)
+        ok = record(rt, f, targets[i]);
+    free(targets);
+    if (!ok)
+        ga_fence_release(rt, f);
+    return ok;
+}
+
+bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f)
+{
+    __typeof__(&cuEventQuery) query = GA_REAL(rt, GA_ID_cuEventQuery, cuEventQuery);
+    if (!query || !f->ev)
+        return false;
+    while (f->n > 0) {
+        if (query(f->ev[f->n - 1]) != CUDA_SUCCESS)
+            return false;
+        f->n--;
+        event_put(f->ctx, f->ev[f->n]);
+    }
+    return true;
+}
+
+void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f)
+{
+    (void)rt;
+    for (unsigned i = 0; i < f->n; i++)
+        event_put(f->ctx, f->ev[i]);
+    free(f->ev);
+    memset(f, 0, sizeof *f);
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void)
+{
+    /* CUDA state does not survive fork: forget every stream and event (their
+     * memory is leaked on purpose; the handles mean nothing in the child). */
+    pthread_mutex_init(&lock, NULL);
+    table = NULL;
+    free_list = NULL;
+    spare_events = NULL;
+    atomic_fetch_add(&generation, 1);
+    atomic_store(&untracked, false);
+}
+
+const ga_fork_ops_t ga_streams_fork = {fork_prepare, fork_parent, fork_child};

@@ -1,0 +1,90 @@
+/* streams.h - what the library knows about streams, device writes and
+ * completion, shared by pool, coalesce and graphs.
+ *
+ *  - The write epoch: a counter bumped by every call that can write device
+ *    memory (default-deny: any entry point not known to be read-only).
+ *  - The stream tracker: per context, every stream seen, whether it is
+ *    non-blocking, and whether work was enqueued since it was last known idle.
+ *  - Fences: events on the legacy stream and on every busy non-blocking stream;
+ *    once all have completed, everything enqueued before the fence is done. */
+#ifndef GA_STREAMS_H
+#define GA_STREAMS_H
+
+#include <stdatomic.h>
+
+#include "runtime.h"
+
+extern _Atomic uint64_t ga_epoch;
+
+static inline void ga_epoch_bump(void)
+{
+    atomic_fetch_add_explicit(&ga_epoch, 1, memory_order_acq_rel);
+}
+
+static inline uint64_t ga_epoch_read(void)
+{
+    return atomic_load_explicit(&ga_epoch, memory_order_acquire);
+}
+
+typedef struct ga_stream ga_stream_t;
+
+/* The tracker's record for a stream as the program named it (NULL, the legacy
+ * or per-thread handles, or a created stream), in the current context. NULL if
+ * the handle is unusable (no context, or the driver rejects it). */
+ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread);
+
+/* Work was enqueued on the stream (call after the driver accepted it). */
+void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
+
+/* Around a call that waits for a stream: take the mark before, and after the
+ * call succeeded declare everything enqueued before the mark finished. */
+typedef struct ga_stream_mark {
+    ga_stream_t *st;
+    uint64_t work;
+} ga_stream_mark_t;
+ga_stream_mark_t ga_stream_mark(const ga_rt_t *rt, CUstream h, bool per_thread);
+void ga_stream_mark_idle(ga_stream_mark_t m);
+
+/* Same for a whole context (cuCtxSynchronize): marks every stream of `ctx`. */
+typedef struct ga_ctx_mark {
+    CUcontext ctx;
+    unsigned n;
+    ga_stream_mark_t *marks;
+} ga_ctx_mark_t;
+ga_ctx_mark_t ga_ctx_mark(const ga_rt_t *rt, CUcontext ctx);
+void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded);
+
+bool ga_stream_busy(const ga_stream_t *st);
+bool ga_stream_nonblocking(const ga_stream_t *st);
+CUcontext ga_stream_ctx(const ga_stream_t *st);
+
+/* Is every known stream of `ctx` idle? */
+bool ga_ctx_idle(CUcontext ctx);
+
+/* Forget a destroyed stream, or every stream of a destroyed context. */
+void ga_stream_forget(CUstream h);
+void ga_ctx_forget(CUcontext ctx);
+
+CUcontext ga_current_ctx(const ga_rt_t *rt);
+
+typedef struct ga_fence {
+    CUcontext ctx;
+    unsigned n;
+    CUevent *ev;
+} ga_fence_t;
+
+/* Record a fence in the current context. False if events could not be
+ * recorded (the caller must then treat the fence as never complete). */
+bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f);
+/* True once every event has completed; errors count as not complete. */
+bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);
+void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f);
+
+/* An entry point the library does not know was handed to the program: work it
+ * enqueues is invisible to the tracker, so every stream must be presumed busy. */
+void ga_streams_note_untracked(const char *name);
+bool ga_streams_untracked(void);
+
+extern const ga_fork_ops_t ga_streams_fork;
+
+#endif

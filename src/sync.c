@@ -1,0 +1,61 @@
+/* sync.c - hooks for calls that wait for the device: they flush whatever the
+ * library holds back, then tell the stream tracker what is now known idle. */
+#include "hooks.h"
+#include "modules.h"
+#include "streams.h"
+
+static CUresult waited(CUresult r, ga_stream_mark_t m)
+{
+    if (r == CUDA_SUCCESS)
+        ga_stream_mark_idle(m);
+    return r;
+}
+
+CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
+    return waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
+}
+
+CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
+    return waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
+}
+
+static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return ga_ctx_mark(rt, ctx);
+}
+
+CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
+{
+    ga_ctx_mark_t m = begin_ctx_wait(rt, ga_current_ctx(rt));
+    CUresult r = GA_REAL(rt, id, cuCtxSynchronize)();
+    ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
+    return r;
+}
+
+CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
+{
+    ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : ga_current_ctx(rt));
+    CUresult r = GA_REAL(rt, id, cuCtxSynchronize_v2)(ctx);
+    ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
+    return r;
+}
+
+CUresult ga_hook_event_sync(const ga_rt_t *rt, ga_id_t id, CUevent hEvent)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return GA_REAL(rt, id, cuEventSynchronize)(hEvent);
+}
+
+CUresult ga_hook_capture_begin(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
+                               CUstreamCaptureMode mode)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return GA_REAL(rt, id, cuStreamBeginCapture_v2)(hStream, mode);
+}

@@ -1,0 +1,74 @@
+/* wrappers.c - one exported function per entry of entries.def, under its exact
+ * ELF name (the third door: programs linked with -lcuda call these directly;
+ * the other two doors hand out their addresses).
+ *
+ * A plain wrapper counts the call, bumps the write epoch if the entry may write
+ * device memory, notes work on its stream, and calls the driver. A hooked one
+ * hands the call to its feature hook. In pass-through (GPUACCEL=0, secure
+ * execution, or before initialization) both call the driver and nothing else. */
+#include "wrappers.h"
+
+#include "hooks.h"
+#include "stats.h"
+#include "streams.h"
+
+#define GA_WRITES_r false
+#define GA_WRITES_w true
+
+/* After the driver accepted a plain call: note work on its stream, and bump the
+ * epoch a second time. The bump before the call stops readers trusting data
+ * the call may overwrite; this one invalidates a window a reader filled while
+ * the call was being enqueued, before its stream was marked busy. Entries with
+ * no stream pass GA_NOSTREAM, a constant the compiler folds away. */
+static inline void note_plain(const ga_rt_t *rt, bool writes, CUstream s, bool pt, CUresult r)
+{
+    if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
+        ga_stream_note_work(rt, s, pt);
+    if (writes)
+        ga_epoch_bump();
+}
+
+#define GA_PASS_THROUGH(name, args)                                                     \
+    __typeof__(&name) real_ = (__typeof__(&name))ga_real_fn(rt_, GA_ID_##name);         \
+    if (GA_UNLIKELY(!real_))                                                            \
+        return CUDA_ERROR_NOT_FOUND;                                                    \
+    if (!ga_active(rt_))                                                                \
+        return real_ args
+
+#define GA_ENTRY(name, cls, pt, stream, params, args)                                   \
+    GA_EXPORT CUresult name params                                                      \
+    {                                                                                   \
+        const ga_rt_t *rt_ = ga_rt();                                                   \
+        GA_PASS_THROUGH(name, args);                                                    \
+        ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_WRITES_##cls)                                                            \
+            ga_epoch_bump();                                                            \
+        CUresult r_ = real_ args;                                                       \
+        note_plain(rt_, GA_WRITES_##cls, stream, pt, r_);                               \
+        ga_span_end(&span_, r_);                                                        \
+        return r_;                                                                      \
+    }
+
+#define GA_HOOKED(name, fam, cls, pt, stream, params, args, hparams)                    \
+    GA_EXPORT CUresult name params                                                      \
+    {                                                                                   \
+        const ga_rt_t *rt_ = ga_rt();                                                   \
+        GA_PASS_THROUGH(name, args);                                                    \
+        ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \
+        ga_span_end(&span_, r_);                                                        \
+        return r_;                                                                      \
+    }
+
+#include "entries.def"
+#undef GA_ENTRY
+#undef GA_HOOKED
+
+/* The wrappers' addresses, for the doors that hand them out. */
+void *const ga_wrappers[GA_N_ENTRIES] = {
+#define GA_ENTRY(name, cls, pt, stream, params, args) (void *)name,
+#define GA_HOOKED(name, fam, cls, pt, stream, params, args, hparams) (void *)name,
+#include "entries.def"
+#undef GA_ENTRY
+#undef GA_HOOKED
+};

@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# doors.bats - each of the three doors leads through the library: the program's
+# results and error codes are unchanged, and the library counted its calls.
+load helpers
+
+setup() { setup_fake; }
+
+# run PROG under both, compare stdout, keep the library's stderr in $shim_err
+compare() {
+    local native_out shim_out
+    native_out=$(native "$@" 2>/dev/null)
+    shim_out=$(GPUACCEL_LOG=info shim "$@" 2>"$BATS_TEST_TMPDIR/err")
+    shim_err=$(cat "$BATS_TEST_TMPDIR/err")
+    echo "native: $native_out"
+    echo "shim:   $shim_out"
+    echo "stderr: $shim_err"
+    [ -n "$native_out" ]
+    [ "$native_out" = "$shim_out" ]
+    echo "$native_out" | grep -q 'result ok=1'
+}
+
+@test "dlsym door: exact ELF names through dlopen/dlsym (cudarc, ctypes)" {
+    compare "$PROGS/door_dlsym" "$PTX"
+    [ "$(echo "$shim_err" | calls_of cuLaunchKernel)" -eq 22 ]
+    [ "$(echo "$shim_err" | calls_of cuMemAlloc_v2)" -eq 2 ]
+    [ "$(echo "$shim_err" | calls_of cuMemcpyDtoH_v2)" -eq 258 ]
+    [ "$(echo "$shim_err" | calls_of cuMemFree_v2)" -eq 3 ]
+}
+
+@test "dlsym door: the per-thread-stream variant is its own entry point" {
+    compare "$PROGS/door_dlsym" "$PTX" pt
+    [ "$(echo "$shim_err" | calls_of cuLaunchKernel_ptsz)" -eq 22 ]
+    [ "$(echo "$shim_err" | calls_of cuLaunchKernel)" -eq 0 ]
+}
+
+@test "cuGetProcAddress door: base names map to the exact variant (cudart)" {
+    compare "$PROGS/door_getproc" "$PTX"
+    [ "$(echo "$shim_err" | calls_of cuLaunchKernel)" -eq 22 ]
+    [ "$(echo "$shim_err" | calls_of cuMemAlloc_v2)" -eq 2 ]
+    [ "$(echo "$shim_err" | calls_of cuGetProcAddress_v2)" -ge 16 ]
+}
+
+@test "cuGetProcAddress door: the per-thread flag yields _ptsz/_ptds wrappers" {
+    compare "$PROGS/door_getproc" "$PTX" pt
+    [ "$(echo "$shim_err" | calls_of cuLaunchKernel_ptsz)" -eq 22 ]
+    [ "$(echo "$shim_err" | calls_of cuMemcpyDtoH_v2_ptds)" -eq 258 ]
+    [ "$(echo "$shim_err" | calls_of cuMemcpyDtoH_v2)" -eq 0 ]
+}
+
+@test "linked door: a -lcuda program calls the exported wrappers" {
+    compare "$PROGS/door_linked" "$PTX"
+    [ "$(echo "$shim_err" | calls_of cuLaunchKernel_ptsz)" -eq 22 ]
+    [ "$(echo "$shim_err" | calls_of cuMemcpyHtoD_v2_ptds)" -eq 1 ]
+    [ "$(echo "$shim_err" | calls_of cuInit)" -eq 1 ]
+}
+
+@test "error parity: bad calls return the driver's own codes" {
+    compare "$PROGS/door_getproc" "$PTX"
+    native "$PROGS/door_getproc" "$PTX" | grep -q 'codes oversized_block=1 huge_alloc=2 double_free=1 bad_pointer=1'
+}
+
+@test "GPUACCEL=0 is a pure pass-through: nothing counted, nothing said" {
+    run env GPUACCEL=0 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/door_getproc" "$PTX" pt
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"gpuaccel: calls:"* ]]
+    [[ "$output" == *"result ok=1"* ]]
+}

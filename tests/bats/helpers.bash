@@ -1,0 +1,27 @@
+# helpers.bash - shared setup for the Bats tests. Runs programs against the
+# fake driver (tests/fake), natively and with the library preloaded.
+# AM_TESTS_ENVIRONMENT exports GA_LIB, GA_BUILD, GA_SRC and GA_CC.
+
+setup_fake() {
+    FAKE_DIR="$GA_BUILD/tests/fake"
+    PROGS="$GA_BUILD/tests/progs"
+    PTX="$GA_SRC/tests/progs/kernels.ptx"
+    [ -f "$GA_LIB" ] || { echo "library not built: $GA_LIB" >&2; return 1; }
+    [ -f "$FAKE_DIR/libcuda.so.1" ] || { echo "fake driver not built" >&2; return 1; }
+}
+
+# native PROG ARGS...: run against the fake driver, no library.
+native() {
+    env -u LD_PRELOAD LD_LIBRARY_PATH="$FAKE_DIR" "$@"
+}
+
+# shim PROG ARGS...: the same with the library preloaded.
+shim() {
+    env LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$@"
+}
+
+# The number of calls of entry point NAME in a "gpuaccel: calls:" summary on
+# stdin (0 when absent).
+calls_of() {
+    grep '^gpuaccel: calls:' | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1 | grep . || echo 0
+}

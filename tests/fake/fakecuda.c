@@ -1,0 +1,417 @@
+/* fakecuda.c - a stand-in libcuda.so.1 for tests on machines without a GPU.
+ *
+ * Device memory is host memory, streams and events complete at once, and the
+ * only kernels are the ones tests/progs/kernels.ptx defines, run on the host
+ * when launched ("fill" and "add"). Enough of the driver API for the doors,
+ * the stream tracker and the pass-through paths to be exercised end to end;
+ * the same test programs run against the real driver on a GPU machine.
+ * Exported names and prototypes come from cuda.h's exact-ELF-name mode, so the
+ * compiler checks them against the real ABI. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE_EXPORT __attribute__((visibility("default")))
+
+static int initialized;
+static int ctx_object, module_object, stream_objects[64], event_objects[256];
+static unsigned stream_flags[64];
+static int nstreams, nevents;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Live allocations, to answer double frees and bad pointers as the driver does. */
+static void *allocs[4096];
+
+enum { K_FILL = 1, K_ADD = 2 };
+static int kernel_fill = K_FILL, kernel_add = K_ADD;
+
+FAKE_EXPORT CUresult cuInit(unsigned int flags)
+{
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    initialized = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDriverGetVersion(int *v)
+{
+    if (!v)
+        return CUDA_ERROR_INVALID_VALUE;
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (!initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    if (!initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *pctx = (CUcontext)&ctx_object;
+    return CUDA_SUCCESS;
+}
+
+static __thread CUcontext current;
+
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = current;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxSynchronize(void)
+{
+    return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dptr || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (bytesize > ((size_t)1 << 40))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = aligned_alloc(256, (bytesize + 255) & ~(size_t)255);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (!allocs[i]) {
+            allocs[i] = p;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    if (dptr == 0)
+        return CUDA_SUCCESS;
+    void *p = (void *)(uintptr_t)dptr;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (allocs[i] == p) {
+            allocs[i] = NULL;
+            pthread_mutex_unlock(&lock);
+            free(p);
+            return CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&lock);
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = (size_t)8 << 30;
+    *total = (size_t)16 << 30;
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy(void *dst, const void *src, size_t n)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!dst || !src)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(dst, src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    return copy((void *)(uintptr_t)dst, src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
+{
+    return copy((void *)(uintptr_t)dst, src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    return copy(dst, (const void *)(uintptr_t)src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
+{
+    return copy(dst, (const void *)(uintptr_t)src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return copy(dst, (const void *)(uintptr_t)src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return copy(dst, (const void *)(uintptr_t)src, n);
+}
+
+FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    uint32_t *p = (uint32_t *)(uintptr_t)dst;
+    for (size_t i = 0; i < n; i++)
+        p[i] = v;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!module || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    *module = (CUmodule)&module_object;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    if (m != (CUmodule)&module_object)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!strcmp(name, "fill"))
+        *f = (CUfunction)&kernel_fill;
+    else if (!strcmp(name, "add"))
+        *f = (CUfunction)&kernel_add;
+    else
+        return CUDA_ERROR_NOT_FOUND;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule m)
+{
+    return m == (CUmodule)&module_object ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static int is_kernel(CUfunction f)
+{
+    return f == (CUfunction)&kernel_fill || f == (CUfunction)&kernel_add;
+}
+
+FAKE_EXPORT CUresult cuFuncGetName(const char **name, CUfunction f)
+{
+    if (!is_kernel(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = f == (CUfunction)&kernel_fill ? "fill" : "add";
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    /* fill(u32 *p, u32 n, u32 v) and add(u32 *p, u32 n, u32 v): 8 + 4 + 4 bytes */
+    static const size_t offs[] = {0, 8, 12}, sizes[] = {8, 4, 4};
+    if (!is_kernel(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (i >= 3)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = offs[i];
+    *size = sizes[i];
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuFuncGetModule(CUmodule *m, CUfunction f)
+{
+    if (!is_kernel(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *m = (CUmodule)&module_object;
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, void **params)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!is_kernel(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by || !bz)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!params)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint32_t *p = *(uint32_t **)params[0];
+    uint32_t n = *(uint32_t *)params[1], v = *(uint32_t *)params[2];
+    uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
+    for (uint64_t i = 0; i < threads && i < n; i++)
+        p[i] = f == (CUfunction)&kernel_fill ? v : p[i] + v;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                    unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                    CUstream s, void **params, void **extra)
+{
+    (void)shmem, (void)s, (void)extra;
+    return launch(f, gx, gy, gz, bx, by, bz, params);
+}
+
+FAKE_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                         unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                         CUstream s, void **params, void **extra)
+{
+    (void)shmem, (void)s, (void)extra;
+    return launch(f, gx, gy, gz, bx, by, bz, params);
+}
+
+static int stream_index(CUstream s)
+{
+    for (int i = 0; i < nstreams; i++)
+        if (s == (CUstream)&stream_objects[i])
+            return i;
+    return -1;
+}
+
+FAKE_EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    int i = nstreams < 64 ? nstreams++ : -1;
+    if (i >= 0)
+        stream_flags[i] = flags;
+    pthread_mutex_unlock(&lock);
+    if (i < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *ps = (CUstream)&stream_objects[i];
+    return CUDA_SUCCESS;
+}
+
+static CUresult stream_ok(CUstream s)
+{
+    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || stream_index(s) >= 0)
+        return CUDA_SUCCESS;
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
+{
+    int i = stream_index(s);
+    if (stream_ok(s) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *flags = i >= 0 ? stream_flags[i] : 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
+{
+    if (stream_ok(s) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *pctx = (CUcontext)&ctx_object;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s) { return stream_ok(s); }
+FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return stream_ok(s); }
+FAKE_EXPORT CUresult cuStreamQuery(CUstream s) { return stream_ok(s); }
+FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+{
+    return stream_index(s) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
+{
+    (void)flags;
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    int i = nevents < 256 ? nevents++ : -1;
+    pthread_mutex_unlock(&lock);
+    if (i < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pe = (CUevent)&event_objects[i];
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { return e ? stream_ok(s) : CUDA_ERROR_INVALID_HANDLE; }
+FAKE_EXPORT CUresult cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+FAKE_EXPORT CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+
+/* cuGetProcAddress: what cudart does. Base name plus version picks the ELF
+ * variant; the per-thread flag picks _ptsz/_ptds where one exists. */
+typedef struct {
+    const char *base;
+    void *legacy, *per_thread;
+} proc_t;
+
+static const proc_t procs[] = {
+    {"cuInit", (void *)cuInit, NULL},
+    {"cuDriverGetVersion", (void *)cuDriverGetVersion, NULL},
+    {"cuDeviceGet", (void *)cuDeviceGet, NULL},
+    {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain, NULL},
+    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent, NULL},
+    {"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
+    {"cuCtxSynchronize", (void *)cuCtxSynchronize, NULL},
+    {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL},
+    {"cuMemFree", (void *)cuMemFree_v2, NULL},
+    {"cuMemGetInfo", (void *)cuMemGetInfo_v2, NULL},
+    {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
+    {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
+    {"cuMemcpyDtoHAsync", (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
+    {"cuMemsetD32", (void *)cuMemsetD32_v2, NULL},
+    {"cuModuleLoadData", (void *)cuModuleLoadData, NULL},
+    {"cuModuleGetFunction", (void *)cuModuleGetFunction, NULL},
+    {"cuModuleUnload", (void *)cuModuleUnload, NULL},
+    {"cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
+    {"cuStreamCreate", (void *)cuStreamCreate, NULL},
+    {"cuStreamSynchronize", (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
+    {"cuStreamDestroy", (void *)cuStreamDestroy_v2, NULL},
+    {"cuEventCreate", (void *)cuEventCreate, NULL},
+    {"cuEventRecord", (void *)cuEventRecord, NULL},
+    {"cuEventSynchronize", (void *)cuEventSynchronize, NULL},
+    {"cuFuncGetName", (void *)cuFuncGetName, NULL},
+};
+
+FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                         cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    (void)version;
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+        if (strcmp(procs[i].base, symbol))
+            continue;
+        int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && procs[i].per_thread;
+        *pfn = pt ? procs[i].per_thread : procs[i].legacy;
+        if (status)
+            *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+    }
+    *pfn = NULL;
+    if (status)
+        *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+}

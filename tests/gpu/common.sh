@@ -1,0 +1,40 @@
+# common.sh - sourced by the GPU tests: skip visibly without a GPU, and run a
+# program natively and under the library. Expects GA_LIB, GA_BUILD, GA_SRC
+# (make check exports them; tools/gpu-suite does too).
+
+require_gpu() {
+    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+        echo "SKIP: no GPU on this machine ($1)"
+        exit 77
+    fi
+}
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# Compare native and library runs of a command; the library's stderr lands in
+# $SHIM_ERR. Extra environment for the library run goes in $SHIM_ENV.
+compare_runs() {
+    native_out=$(env -u LD_PRELOAD "$@" 2>/dev/null) || fail "native run failed: $*"
+    # shellcheck disable=SC2086
+    shim_out=$(env LD_PRELOAD="$GA_LIB" GPUACCEL_LOG=info $SHIM_ENV "$@" 2>"$tmp/err") ||
+        { cat "$tmp/err"; fail "library run failed: $*"; }
+    SHIM_ERR=$(cat "$tmp/err")
+    [ "$native_out" = "$shim_out" ] || fail "outputs differ for $*: native '$native_out' library '$shim_out'"
+    echo "ok: $* -> $(echo "$native_out" | head -2 | tr '\n' ' ')"
+}
+
+calls_of() {
+    echo "$SHIM_ERR" | grep '^gpuaccel: calls:' | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1 | grep . || echo 0
+}
+
+expect_calls() { # NAME MIN
+    n=$(calls_of "$1")
+    [ "$n" -ge "$2" ] || fail "expected at least $2 calls of $1, saw $n"
+    echo "   $1=$n"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT

@@ -1,0 +1,42 @@
+/* test_entries.c - the entry table: sorted (ids are in strcmp order, which the
+ * name lookup relies on), every name found, variants and read-only classes. */
+#include <string.h>
+
+#include "check.h"
+#include "common.h"
+
+int main(void)
+{
+    CHECK(GA_N_ENTRIES > 500);
+    for (int i = 1; i < GA_N_ENTRIES; i++)
+        CHECK(strcmp(ga_entries[i - 1].name, ga_entries[i].name) < 0);
+    for (int i = 0; i < GA_N_ENTRIES; i++)
+        CHECK(ga_entry_by_name(ga_entries[i].name) == i);
+    CHECK(ga_entry_by_name("cuNoSuchFunction") == -1);
+    CHECK(ga_entry_by_name("") == -1);
+    CHECK(ga_entry_by_name("cuMemAlloc_v2") == GA_ID_cuMemAlloc_v2);
+
+    /* per-thread variants are flagged, and only they */
+    for (int i = 0; i < GA_N_ENTRIES; i++) {
+        const char *n = ga_entries[i].name;
+        size_t len = strlen(n);
+        bool pt = len > 5 && (!strcmp(n + len - 5, "_ptsz") || !strcmp(n + len - 5, "_ptds"));
+        CHECK(ga_entries[i].per_thread == pt);
+    }
+    CHECK(ga_entries[GA_ID_cuLaunchKernel].hooked);
+    CHECK(ga_entries[GA_ID_cuLaunchKernel_ptsz].hooked);
+    CHECK(!ga_entries[GA_ID_cuMemsetD8_v2].hooked);
+    CHECK(ga_entries[GA_ID_cuMemsetD8_v2].writes);
+    CHECK(!ga_entries[GA_ID_cuDeviceGetAttribute].writes);
+
+    /* default-deny: unknown and writing names are not read-only */
+    CHECK(ga_name_read_only("cuDeviceGetAttribute"));
+    CHECK(ga_name_read_only("cuStreamGetFlags"));
+    CHECK(ga_name_read_only("cuMemcpyDtoH"));
+    CHECK(!ga_name_read_only("cuMemcpy"));      /* may write device memory */
+    CHECK(!ga_name_read_only("cuMemsetD8"));
+    CHECK(!ga_name_read_only("cuLaunchKernel"));
+    CHECK(!ga_name_read_only("cuSomethingNew"));
+    CHECK(!ga_name_read_only("cuCheckpointProcessRestore"));
+    return check_done("test_entries");
+}

@@ -1,0 +1,90 @@
+/* test_streams.c - the stream tracker and fences over a stub driver: work
+ * makes a stream busy, a wait declares idle only what was enqueued before it,
+ * fences cover the legacy stream plus busy non-blocking streams, and forgetting
+ * a context drops its streams. */
+#include "check.h"
+#include "streams.h"
+#include "stub_driver.h"
+
+int main(void)
+{
+    static ga_rt_t rt;
+    stub_runtime(&rt);
+    CUstream s_block = (CUstream)&stub_streams[0], s_nb = (CUstream)&stub_streams[1];
+    stub_stream_flags[1] = CU_STREAM_NON_BLOCKING;
+
+    ga_stream_t *legacy = ga_stream_get(&rt, NULL, false);
+    ga_stream_t *legacy2 = ga_stream_get(&rt, CU_STREAM_LEGACY, true);
+    ga_stream_t *pt = ga_stream_get(&rt, NULL, true);
+    CHECK(legacy && legacy == legacy2);
+    CHECK(pt && pt != legacy);
+    CHECK(ga_stream_get(&rt, (CUstream)&stub_ctx_b, false) == NULL); /* rejected handle */
+    ga_stream_t *nb = ga_stream_get(&rt, s_nb, false);
+    CHECK(nb && ga_stream_nonblocking(nb));
+    CHECK(!ga_stream_nonblocking(ga_stream_get(&rt, s_block, false)));
+    CHECK(ga_ctx_idle(stub_current));
+
+    /* work, then a wait that started before more work: stays busy */
+    ga_stream_note_work(&rt, s_nb, false);
+    CHECK(ga_stream_busy(nb) && !ga_ctx_idle(stub_current));
+    ga_stream_mark_t m = ga_stream_mark(&rt, s_nb, false);
+    ga_stream_note_work(&rt, s_nb, false);
+    ga_stream_mark_idle(m);
+    CHECK(ga_stream_busy(nb));
+    ga_stream_mark_idle(ga_stream_mark(&rt, s_nb, false));
+    CHECK(!ga_stream_busy(nb));
+
+    /* an older mark never undoes a newer idle */
+    ga_stream_note_work(&rt, NULL, true);
+    ga_stream_mark_t old = ga_stream_mark(&rt, NULL, true);
+    ga_stream_note_work(&rt, NULL, true);
+    ga_stream_mark_idle(ga_stream_mark(&rt, NULL, true));
+    ga_stream_mark_idle(old);
+    CHECK(!ga_stream_busy(pt));
+
+    /* context-wide wait */
+    ga_stream_note_work(&rt, s_block, false);
+    ga_stream_note_work(&rt, s_nb, false);
+    ga_ctx_mark_t cm = ga_ctx_mark(&rt, stub_current);
+    ga_ctx_mark_idle(&cm, false); /* a failed sync proves nothing */
+    CHECK(!ga_ctx_idle(stub_current));
+    cm = ga_ctx_mark(&rt, stub_current);
+    ga_ctx_mark_idle(&cm, true);
+    CHECK(ga_ctx_idle(stub_current));
+
+    /* fences: legacy always, non-blocking only when busy */
+    ga_fence_t f;
+    stub_events_recorded = 0;
+    CHECK(ga_fence_init(&rt, &f));
+    CHECK(stub_events_recorded == 1 && stub_recorded_on[0] == CU_STREAM_LEGACY);
+    CHECK(ga_fence_done(&rt, &f));
+    ga_fence_release(&rt, &f);
+
+    ga_stream_note_work(&rt, s_nb, false);
+    ga_stream_note_work(&rt, s_block, false); /* blocking: covered by the legacy event */
+    stub_events_recorded = 0;
+    CHECK(ga_fence_init(&rt, &f));
+    CHECK(stub_events_recorded == 2 && stub_recorded_on[1] == s_nb);
+    stub_event_pending = 1;
+    CHECK(!ga_fence_done(&rt, &f));
+    stub_event_pending = 0;
+    CHECK(ga_fence_done(&rt, &f));
+    ga_fence_release(&rt, &f);
+    int events_before = stub_nevents;
+    CHECK(ga_fence_init(&rt, &f)); /* events are reused, not created again */
+    CHECK(stub_nevents == events_before);
+    ga_fence_release(&rt, &f);
+
+    /* an untracked entry point makes every stream presumed busy */
+    CHECK(!ga_streams_untracked());
+    ga_streams_note_untracked("cuSomethingNew");
+    CHECK(ga_streams_untracked() && ga_stream_busy(pt) && !ga_ctx_idle(stub_current));
+
+    /* forgetting: a destroyed stream and a destroyed context */
+    ga_stream_forget(s_nb);
+    ga_stream_t *again = ga_stream_get(&rt, s_nb, false);
+    CHECK(again && !ga_stream_busy(again) == !ga_streams_untracked());
+    ga_ctx_forget(stub_current);
+    CHECK(ga_ctx_idle(stub_current) == !ga_streams_untracked());
+    return check_done("test_streams");
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Regenerate src/entries.def, the one table of wrapped driver entry points.
+
+Maintainer tool: the build does not run it; src/entries.def is committed. Run it
+when moving to a newer cuda.h:
+
+    tools/gen-entries.py /usr/local/cuda/include > src/entries.def
+
+Every CUresult-returning function that cuda.h declares under its exact ELF name
+(__CUDA_API_VERSION_INTERNAL exposes _v2, _ptsz, _ptds and the legacy names)
+becomes one line:
+
+    GA_ENTRY(name, class, pt, stream, (params), (args))    plain pass-through
+    GA_HOOKED(name, family, class, pt, stream, (params), (args), (hook params))
+
+class   r      never writes device memory and enqueues no work: plain pass-through
+        w      may write device memory: bumps the write epoch (default-deny: any
+               function not known to be read-only is a writer)
+family  the hook: src/hooks.h declares ga_hook_<family>(id, params...)
+pt      1 for the per-thread-default-stream variants (_ptsz/_ptds)
+stream  the CUstream the call enqueues work on, GA_DEFSTREAM for synchronous
+        copies/memsets (default stream), GA_NOSTREAM for calls that enqueue nothing
+"""
+import re
+import subprocess
+import sys
+
+# Entry points whose wrapper calls a feature hook. Variants of one family share
+# a prototype; the wrapper passes its entry id so the hook knows the variant.
+HOOKS = {
+    "cuGetProcAddress": "getproc4",
+    "cuGetProcAddress_v2": "getproc5",
+    "cuMemAlloc_v2": "alloc",
+    "cuMemAllocPitch_v2": "alloc_pitch",
+    "cuMemFree_v2": "free",
+    "cuMemGetInfo_v2": "meminfo",
+    "cuMemcpyDtoH_v2": "dtoh",
+    "cuMemcpyDtoH_v2_ptds": "dtoh",
+    "cuMemcpyDtoHAsync_v2": "dtoh_async",
+    "cuMemcpyDtoHAsync_v2_ptsz": "dtoh_async",
+    "cuMemcpy": "memcpy",
+    "cuMemcpy_ptds": "memcpy",
+    "cuMemcpyAsync": "memcpy_async",
+    "cuMemcpyAsync_ptsz": "memcpy_async",
+    "cuLaunchKernel": "launch",
+    "cuLaunchKernel_ptsz": "launch",
+    "cuLaunchKernelEx": "launch_ex",
+    "cuLaunchKernelEx_ptsz": "launch_ex",
+    "cuStreamCreate": "stream_create",
+    "cuStreamCreateWithPriority": "stream_create_prio",
+    "cuStreamDestroy_v2": "stream_destroy",
+    "cuStreamSynchronize": "stream_sync",
+    "cuStreamSynchronize_ptsz": "stream_sync",
+    "cuStreamQuery": "stream_query",
+    "cuStreamQuery_ptsz": "stream_query",
+    "cuCtxSynchronize": "ctx_sync",
+    "cuCtxSynchronize_v2": "ctx_sync_v2",
+    "cuModuleUnload": "module_unload",
+    "cuLibraryUnload": "library_unload",
+    "cuCtxDestroy_v2": "ctx_destroy",
+    "cuDevicePrimaryCtxReset_v2": "primary_reset",
+    "cuDevicePrimaryCtxRelease_v2": "primary_reset",
+    "cuEventSynchronize": "event_sync",
+    "cuStreamBeginCapture_v2": "capture_begin",
+    "cuStreamBeginCapture_v2_ptsz": "capture_begin",
+}
+
+# Functions that never write device memory and enqueue no work. Anything that
+# does not match is a writer: a stale read is worse than a missed optimization.
+READ_ONLY = re.compile(r"""^cu(
+      GetErrorString|GetErrorName|Init|DriverGetVersion|GetExportTable|GetProcAddress
+    | (Stream|Ctx|Event)Synchronize|StreamQuery|StreamCreate|StreamDestroy|StreamBeginCapture
+    | MemGetInfo|MemcpyDtoH|MemcpyAtoH
+    | Device(Get|Can|Primary(CtxRetain|CtxGetState|CtxSetFlags)|Register|Unregister|TotalMem)
+    | Ctx(Get|Set(Current|Limit|CacheConfig|SharedMemConfig|Flags)|PushCurrent|PopCurrent|Create|Record|WaitEvent|FromGreenCtx)
+    | (Module|Library|Kernel|Func)(Get|Set|IsLoaded|Load$|Enumerate)
+    | Occupancy
+    | Pointer(Get|Set)
+    | Mem(GetAddressRange|GetAllocationGranularity|GetAllocationProperties|GetAccess|HostGet|Pool(Get|Set|Create|Export|Import)|GetDefaultMemPool|GetMemPool|SetMemPool|RetainAllocationHandle|ExportToShareableHandle|ImportFromShareableHandle|GetHandleForAddressRange|RangeGetAttribute)
+    | Stream(Get|IsCapturing)
+    | Event(Create|Query|ElapsedTime|Destroy)
+    | Graph(Create|Add|Get|Node|Clone|Destroy|DebugDot|KernelNode|Host|MemcpyNode|MemsetNode|ChildGraph|EventRecordNode|EventWaitNode|ExternalSemaphores|BatchMemOp|MemAlloc|MemFree|Instantiate|ExecGetFlags|ExecDestroy|Retain|Release|Conditional|ExecNode|ExecKernel|ExecMemcpy|ExecMemset|ExecHost|ExecChild|ExecEvent|ExecExternal|ExecBatch|ExecGet|ExecUpdate|InstantiateWith|Upload)
+    | UserObject
+    | TexObject|SurfObject|TexRef|SurfRef|Tensor
+    | Link|ProfilerStart|ProfilerStop|Coredump|Logs|GreenCtx|DevResource|DevSm|Multicast(Get|Create)
+    | ArrayGet|Array3DGet|MipmappedArrayGet
+    | Ipc(Get)
+    | FuncGet|Func
+)""", re.X)
+
+
+def prototypes(include_dir):
+    src = "#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n"
+    out = subprocess.run(["cc", "-E", "-P", "-I", include_dir, "-x", "c", "-"],
+                         input=src, capture_output=True, text=True, check=True).stdout
+    flat = re.sub(r"\s+", " ", out)
+    for m in re.finditer(r"CUresult (cu[A-Z]\w*)\(([^;]*?)\);", flat):
+        yield m.group(1), m.group(2).strip()
+
+
+def split_params(params):
+    if params in ("", "void"):
+        return []
+    parts, depth, cur = [], 0, ""
+    for ch in params:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    parts.append(cur.strip())
+    return parts
+
+
+def param_name(p):
+    m = re.search(r"(\w+)\s*(\[[^\]]*\])?$", p)
+    if not m or m.group(1) in ("int", "char", "void", "size_t"):
+        raise SystemExit(f"unnamed parameter: {p}")
+    return m.group(1)
+
+
+def main():
+    inc = sys.argv[1] if len(sys.argv) > 1 else "/usr/local/cuda/include"
+    seen = set()
+    rows = []
+    for name, params in prototypes(inc):
+        if name in seen:
+            continue
+        seen.add(name)
+        plist = split_params(params)
+        names = [param_name(p) for p in plist]
+        stream = next((n for p, n in zip(plist, names)
+                       if re.match(r"(const )?CUstream \w+$", p)), None)
+        cls = "r" if READ_ONLY.match(name) else "w"
+        fam = HOOKS.get(name)
+        if cls == "r" and not name.startswith("cuMemcpy"):
+            stream = None  # a query that takes a stream enqueues no work on it
+        if stream is None:
+            stream = ("GA_DEFSTREAM" if re.match(r"cuMem(cpy|set)", name)
+                      else "GA_NOSTREAM")
+        pt = 1 if re.search(r"_pt(sz|ds)$", name) else 0
+        head = f"GA_HOOKED({name}, {fam}, {cls}" if fam else f"GA_ENTRY({name}, {cls}"
+        row = f"{head}, {pt}, {stream}, ({params or 'void'}), ({', '.join(names)})"
+        if fam:  # the hook's own parameter list: the runtime and entry id first
+            row += ", (const ga_rt_t *rt, ga_id_t id" + "".join(", " + p for p in plist) + ")"
+        rows.append((name, row + ")"))
+    missing = set(HOOKS) - seen
+    if missing:
+        raise SystemExit(f"hooked entry points missing from cuda.h: {sorted(missing)}")
+    print("/* Generated by tools/gen-entries.py from cuda.h: do not edit by hand.\n"
+          " * One line per wrapped driver entry point; see that script for the columns. */")
+    for _, row in sorted(rows):  # by name: the ids are then in strcmp order
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
