@@ -2,6 +2,7 @@
  * what to launch. Today: count, keep the epoch and stream tracker right, and
  * call the driver with the program's own arguments. */
 #include "hooks.h"
+#include "log.h"
 #include "modules.h"
 #include "streams.h"
 
@@ -15,8 +16,11 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
     CUresult r = GA_REAL(rt, id, cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX,
                                                  blockDimY, blockDimZ, sharedMemBytes, hStream,
                                                  kernelParams, extra);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         ga_stream_note_work(rt, hStream, ga_entries[id].per_thread);
+        if (ga_log_enabled(GA_LOG_DEBUG))
+            (void)ga_kernel_info(rt, f); /* logs the name on first sight */
+    }
     ga_epoch_bump();
     return r;
 }

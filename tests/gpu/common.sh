@@ -30,6 +30,12 @@ calls_of() {
     echo "$SHIM_ERR" | grep '^gpuaccel: calls:' | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1 | grep . || echo 0
 }
 
+# Total calls of every entry point whose name matches the extended REGEX.
+sum_calls() {
+    echo "$SHIM_ERR" | grep '^gpuaccel: calls:' | tr ' ' '\n' | grep -E "^($1)=" |
+        awk -F= '{s += $2} END {print s + 0}'
+}
+
 expect_calls() { # NAME MIN
     n=$(calls_of "$1")
     [ "$n" -ge "$2" ] || fail "expected at least $2 calls of $1, saw $n"
