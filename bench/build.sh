@@ -20,7 +20,9 @@ src=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$bindir"
 for cu in "$src"/*.cu; do
     out="$bindir/$(basename "$cu" .cu)"
-    echo "$NVCC $NVCCFLAGS -o $out $cu"
-    # shellcheck disable=SC2086  # NVCCFLAGS is a word list
-    $NVCC $NVCCFLAGS -o "$out" "$cu"
+    libs=""
+    case $cu in *_driver.cu) libs=-lcuda ;; esac # driver API only, no cudart calls
+    echo "$NVCC $NVCCFLAGS -o $out $cu $libs"
+    # shellcheck disable=SC2086  # NVCCFLAGS and libs are word lists
+    $NVCC $NVCCFLAGS -o "$out" "$cu" $libs
 done

@@ -24,8 +24,7 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
 {
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
     CUresult r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
-    if (r == CUDA_SUCCESS)
-        ga_stream_note_work(rt, hStream, ga_entries[id].per_thread);
+    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, false);
     return r;
 }
 
@@ -34,11 +33,9 @@ CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdevice
                         size_t ByteCount)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
-    if (r == CUDA_SUCCESS)
-        ga_stream_note_work(rt, NULL, ga_entries[id].per_thread);
-    ga_epoch_bump();
+    ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
     return r;
 }
 
@@ -46,10 +43,8 @@ CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CU
                               size_t ByteCount, CUstream hStream)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuMemcpyAsync)(dst, src, ByteCount, hStream);
-    if (r == CUDA_SUCCESS)
-        ga_stream_note_work(rt, hStream, ga_entries[id].per_thread);
-    ga_epoch_bump();
+    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
     return r;
 }

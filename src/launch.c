@@ -12,26 +12,21 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
                         unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
                         void **extra)
 {
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX,
                                                  blockDimY, blockDimZ, sharedMemBytes, hStream,
                                                  kernelParams, extra);
-    if (r == CUDA_SUCCESS) {
-        ga_stream_note_work(rt, hStream, ga_entries[id].per_thread);
-        if (ga_log_enabled(GA_LOG_DEBUG))
-            (void)ga_kernel_info(rt, f); /* logs the name on first sight */
-    }
-    ga_epoch_bump();
+    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))
+        (void)ga_kernel_info(rt, f); /* logs the name on first sight */
     return r;
 }
 
 CUresult ga_hook_launch_ex(const ga_rt_t *rt, ga_id_t id, const CUlaunchConfig *config,
                            CUfunction f, void **kernelParams, void **extra)
 {
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuLaunchKernelEx)(config, f, kernelParams, extra);
-    if (r == CUDA_SUCCESS && config)
-        ga_stream_note_work(rt, config->hStream, ga_entries[id].per_thread);
-    ga_epoch_bump();
+    ga_work_end(rt, r, config ? config->hStream : GA_NOSTREAM, ga_entries[id].per_thread, true);
     return r;
 }

@@ -59,7 +59,7 @@ CUresult ga_hook_library_unload(const ga_rt_t *rt, ga_id_t id, CUlibrary library
 CUresult ga_hook_ctx_destroy(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuCtxDestroy_v2)(ctx);
     if (r == CUDA_SUCCESS)
         ga_modules_ctx_gone(rt, ctx); /* the driver freed its memory and streams */
@@ -95,7 +95,7 @@ CUresult ga_hook_primary_reset(const ga_rt_t *rt, ga_id_t id, CUdevice dev)
     CUcontext ctx = active_primary(rt, dev);
     if (ctx)
         ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuDevicePrimaryCtxReset_v2)(dev);
     if (r != CUDA_SUCCESS || !ctx)
         return r;

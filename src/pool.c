@@ -6,14 +6,14 @@
 
 CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
 {
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     return GA_REAL(rt, id, cuMemAlloc_v2)(dptr, bytesize);
 }
 
 CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t *pPitch,
                              size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
 {
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     return GA_REAL(rt, id, cuMemAllocPitch_v2)(dptr, pPitch, WidthInBytes, Height,
                                               ElementSizeBytes);
 }
@@ -21,7 +21,7 @@ CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, s
 CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_epoch_bump();
+    ga_work_begin(rt, true);
     return GA_REAL(rt, id, cuMemFree_v2)(dptr);
 }
 

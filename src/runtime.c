@@ -62,6 +62,9 @@ static void configure(ga_rt_t *rt)
     ga_log_configure((ga_log_level_t)level, get("GPUACCEL_LOG_FILE"));
     ga_config_load(&rt->cfg, get);
     rt->active = rt->cfg.enabled && !secure;
+    /* The epoch and the stream tracker cost a little on every call; only the
+     * features that read them pay for them. */
+    rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
     if (secure)
         ga_debug("secure-execution process: pure pass-through");
 }

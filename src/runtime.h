@@ -17,6 +17,7 @@ typedef struct ga_rt {
     ga_driver_t drv;
     ga_config_t cfg;
     bool active; /* false: pure pass-through (GPUACCEL=0, secure execution) */
+    bool track;  /* a feature uses the write epoch and stream tracker: keep them */
 } ga_rt_t;
 
 extern _Atomic(const ga_rt_t *) ga_rt_published;

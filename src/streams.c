@@ -152,7 +152,7 @@ void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
 
 ga_stream_mark_t ga_stream_mark(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
-    ga_stream_t *st = ga_stream_get(rt, h, per_thread);
+    ga_stream_t *st = rt->track ? ga_stream_get(rt, h, per_thread) : NULL;
     return (ga_stream_mark_t){st, st ? atomic_load(&st->work) : 0};
 }
 
@@ -167,8 +167,9 @@ void ga_stream_mark_idle(ga_stream_mark_t m)
 
 ga_ctx_mark_t ga_ctx_mark(const ga_rt_t *rt, CUcontext ctx)
 {
-    (void)rt;
     ga_ctx_mark_t m = {ctx, 0, NULL};
+    if (!rt->track)
+        return m;
     pthread_mutex_lock(&lock);
     unsigned n = HASH_COUNT(table);
     m.marks = n ? malloc(n * sizeof *m.marks) : NULL;

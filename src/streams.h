@@ -28,16 +28,39 @@ static inline uint64_t ga_epoch_read(void)
 
 typedef struct ga_stream ga_stream_t;
 
+void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
+
+/* Around a call that enqueues work on stream `s` (GA_NOSTREAM: none) and may
+ * write device memory. The bump before the call stops readers trusting data
+ * it may overwrite; the one after invalidates anything a reader filled while
+ * the call was being enqueued, before its stream was marked busy. Nothing is
+ * kept when no feature reads it (rt->track). */
+static inline void ga_work_begin(const ga_rt_t *rt, bool writes)
+{
+    if (rt->track && writes)
+        ga_epoch_bump();
+}
+
+static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,
+                               bool writes)
+{
+    if (!rt->track)
+        return;
+    if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
+        ga_stream_note_work(rt, s, per_thread);
+    if (writes)
+        ga_epoch_bump();
+}
+
 /* The tracker's record for a stream as the program named it (NULL, the legacy
  * or per-thread handles, or a created stream), in the current context. NULL if
  * the handle is unusable (no context, or the driver rejects it). */
 ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread);
 
-/* Work was enqueued on the stream (call after the driver accepted it). */
-void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
 
 /* Around a call that waits for a stream: take the mark before, and after the
- * call succeeded declare everything enqueued before the mark finished. */
+ * call succeeded declare everything enqueued before the mark finished. Both
+ * do nothing when no feature reads the tracker. */
 typedef struct ga_stream_mark {
     ga_stream_t *st;
     uint64_t work;

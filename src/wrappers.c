@@ -2,8 +2,9 @@
  * ELF name (the third door: programs linked with -lcuda call these directly;
  * the other two doors hand out their addresses).
  *
- * A plain wrapper counts the call, bumps the write epoch if the entry may write
- * device memory, notes work on its stream, and calls the driver. A hooked one
+ * A plain wrapper counts the call, calls the driver and, when a feature needs
+ * them, bumps the write epoch (if the entry may write device memory) and notes
+ * work on its stream (streams.h: ga_work_begin/ga_work_end). A hooked one
  * hands the call to its feature hook. In pass-through (GPUACCEL=0, secure
  * execution, or before initialization) both call the driver and nothing else. */
 #include "wrappers.h"
@@ -14,19 +15,6 @@
 
 #define GA_WRITES_r false
 #define GA_WRITES_w true
-
-/* After the driver accepted a plain call: note work on its stream, and bump the
- * epoch a second time. The bump before the call stops readers trusting data
- * the call may overwrite; this one invalidates a window a reader filled while
- * the call was being enqueued, before its stream was marked busy. Entries with
- * no stream pass GA_NOSTREAM, a constant the compiler folds away. */
-static inline void note_plain(const ga_rt_t *rt, bool writes, CUstream s, bool pt, CUresult r)
-{
-    if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
-        ga_stream_note_work(rt, s, pt);
-    if (writes)
-        ga_epoch_bump();
-}
 
 #define GA_PASS_THROUGH(name, args)                                                     \
     __typeof__(&name) real_ = (__typeof__(&name))ga_real_fn(rt_, GA_ID_##name);         \
@@ -41,10 +29,9 @@ static inline void note_plain(const ga_rt_t *rt, bool writes, CUstream s, bool p
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
-        if (GA_WRITES_##cls)                                                            \
-            ga_epoch_bump();                                                            \
+        ga_work_begin(rt_, GA_WRITES_##cls);                                            \
         CUresult r_ = real_ args;                                                       \
-        note_plain(rt_, GA_WRITES_##cls, stream, pt, r_);                               \
+        ga_work_end(rt_, r_, stream, pt, GA_WRITES_##cls);                              \
         ga_span_end(&span_, r_);                                                        \
         return r_;                                                                      \
     }

@@ -1,0 +1,85 @@
+/*
+ * bench_driver.cu - the cost of single driver calls, for the library's
+ * pass-through overhead: cudart-free, straight to libcuda (linked -lcuda).
+ *
+ *   bench_driver --op ctxget|launch|dtoh [--count N]
+ *
+ * ctxget: cuCtxGetCurrent; launch: cuLaunchKernel of an empty kernel on the
+ * legacy stream (synchronized at the end); dtoh: 4-byte cuMemcpyDtoH.
+ * Prints "result driver <microseconds per call>" and a digest of what it read.
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DK(call)                                                                       \
+    do {                                                                               \
+        CUresult r_ = (call);                                                          \
+        if (r_ != CUDA_SUCCESS) {                                                      \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_); \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+static const char ptx[] =
+    ".version 8.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry empty()\n{\n ret;\n}\n";
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+int main(int argc, char **argv)
+{
+    const char *op = "launch";
+    long count = 100000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--op"))
+            op = argv[i + 1];
+        else if (!strcmp(argv[i], "--count"))
+            count = atol(argv[i + 1]);
+    }
+    if (cuInit(0) != CUDA_SUCCESS) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        return 77;
+    }
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    CUdeviceptr buf;
+    DK(cuDeviceGet(&dev, 0));
+    DK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    DK(cuCtxSetCurrent(ctx));
+    DK(cuModuleLoadData(&mod, ptx));
+    DK(cuModuleGetFunction(&fn, mod, "empty"));
+    DK(cuMemAlloc(&buf, 4096));
+    DK(cuMemsetD32(buf, 0x5eed, 1024));
+    unsigned sum = 0, v = 0;
+    for (int pass = 0; pass < 2; pass++) { /* warm-up, then the timed pass */
+        double t0 = now_us();
+        for (long i = 0; i < count; i++) {
+            if (!strcmp(op, "ctxget")) {
+                CUcontext c;
+                DK(cuCtxGetCurrent(&c));
+                sum += c == ctx;
+            } else if (!strcmp(op, "dtoh")) {
+                DK(cuMemcpyDtoH(&v, buf + 4 * (i % 1024), 4));
+                sum += v;
+            } else {
+                DK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
+            }
+        }
+        DK(cuCtxSynchronize());
+        double t = now_us() - t0;
+        if (pass == 1)
+            printf("result driver %.4f op=%s\n", t / count, op);
+    }
+    printf("digest: %016x\n", sum);
+    return 0;
+}
