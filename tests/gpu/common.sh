@@ -24,6 +24,7 @@ compare_runs() {
     SHIM_ERR=$(cat "$tmp/err")
     [ "$native_out" = "$shim_out" ] || fail "outputs differ for $*: native '$native_out' library '$shim_out'"
     echo "ok: $* -> $(echo "$native_out" | head -2 | tr '\n' ' ')"
+    echo "$SHIM_ERR" | grep '^gpuaccel:' | grep -Ev '^gpuaccel: (debug|calls):' | sed 's/^/   /'
 }
 
 calls_of() {
