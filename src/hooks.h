@@ -7,8 +7,9 @@
  *   doors.c      getproc4 getproc5
  *   lifecycle.c  stream_create stream_create_prio stream_destroy module_unload
  *                library_unload ctx_destroy primary_reset
- *   sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync capture_begin
- *   pool.c       alloc alloc_pitch free meminfo
+ *   sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
+ *                capture_begin capture_begin_v1 capture_begin_graph capture_end
+ *   pool.c       alloc alloc_pitch free free_async meminfo addr_range ipc_get
  *   coalesce.c   dtoh dtoh_async memcpy memcpy_async
  *   launch.c     launch launch_ex */
 #ifndef GA_HOOKS_H

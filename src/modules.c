@@ -2,6 +2,7 @@
 #include "modules.h"
 
 #include "log.h"
+#include "pool.h"
 
 void ga_modules_init(const ga_rt_t *rt)
 {
@@ -16,10 +17,12 @@ void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h)
 void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     (void)rt;
+    ga_pool_ctx_gone(ctx);
     ga_ctx_forget(ctx);
 }
 
 void ga_modules_exit(void)
 {
     ga_stats_log_summary();
+    ga_pool_report();
 }

@@ -1,13 +1,293 @@
-/* pool.c - the allocation hooks. The block cache (GPUACCEL_POOL) is not built
- * yet: every call goes to the driver, with the epoch kept right. */
+/* pool.c - allocations served from a per-context cache of whole device blocks
+ * (GPUACCEL_POOL), with cuMemFree's guarantee kept.
+ *
+ * A block is a real cuMemAlloc of its size class (8 classes per power of two),
+ * never split, so pointer attributes, address ranges and IPC handles are those
+ * of a real allocation. cuMemFree does not free: it records a fence (streams.h)
+ * and queues the block; the block is handed out again only once the fence shows
+ * that everything enqueued before the free has finished, on every stream.
+ * The host never blocks in free. On allocation failure the cache is given back
+ * to the driver and the allocation retried before the driver's error is
+ * returned. Blocks freed while a stream capture is under way, blocks with an
+ * IPC handle, and pitched allocations go straight to the driver.
+ *
+ * Owns: `blocks` (every block the pool owns, by address) and `pools` (per
+ * context: cached blocks per class, oldest first), both under `lock`.
+ * Must never: call the driver while holding `lock`; hand out a block whose
+ * fence has not completed; change an error code the driver would return.
+ * Prior art, read not copied: PyTorch's CUDACachingAllocator (event-guarded
+ * reuse across streams), RMM's pool resource (size classes). Both split blocks
+ * and own one device's memory; this pool never splits, for IPC and range
+ * queries, and keys everything by context for multi-GPU programs. */
+#define _GNU_SOURCE
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
 #include "hooks.h"
+#include "log.h"
 #include "modules.h"
 #include "streams.h"
 
+enum {
+    MIN_CLASS_BYTES = 256,
+    MAX_CLASS_LOG2 = 48,                              /* larger requests bypass the pool */
+    N_CLASSES = 1 + (MAX_CLASS_LOG2 - 8) * 8,
+};
+
+typedef enum { B_LIVE, B_PENDING, B_CHECKING } bstate_t;
+
+typedef struct block {
+    CUdeviceptr ptr;
+    size_t size;      /* what the driver allocated */
+    size_t requested; /* while live: what the program asked for */
+    CUcontext ctx;
+    int cls;          /* size class, or -1: freed for real, never cached */
+    bstate_t state;
+    bool exported;    /* an IPC handle was taken: freed for real */
+    ga_fence_t fence; /* while pending */
+    struct block *next;
+    UT_hash_handle hh;
+} block_t;
+
+typedef struct pool {
+    CUcontext ctx;
+    block_t *head[N_CLASSES], *tail[N_CLASSES]; /* cached blocks, oldest first */
+    size_t cached_bytes;
+    size_t limit;
+    struct pool *next;
+} pool_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static block_t *blocks; /* guarded by lock */
+static pool_t *pools;   /* guarded by lock */
+static _Atomic uint64_t hits, misses, trims, releases;
+
+/* ---- size classes ------------------------------------------------------------- */
+
+int ga_pool_class(size_t n)
+{
+    if (n <= MIN_CLASS_BYTES)
+        return 0;
+    unsigned e = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
+    if (e >= MAX_CLASS_LOG2)
+        return -1;
+    size_t step = (size_t)1 << (e - 3);
+    size_t k = (n - 1 - ((size_t)1 << e)) / step;
+    return 1 + (int)(e - 8) * 8 + (int)k;
+}
+
+size_t ga_pool_class_bytes(int c)
+{
+    if (c <= 0)
+        return MIN_CLASS_BYTES;
+    unsigned e = 8 + (unsigned)(c - 1) / 8, k = (unsigned)(c - 1) % 8;
+    return ((size_t)1 << e) + (size_t)(k + 1) * ((size_t)1 << (e - 3));
+}
+
+/* ---- bookkeeping (all under lock) -------------------------------------------- */
+
+static pool_t *pool_of(CUcontext ctx, bool create)
+{
+    for (pool_t *p = pools; p; p = p->next)
+        if (p->ctx == ctx)
+            return p;
+    if (!create)
+        return NULL;
+    pool_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->ctx = ctx;
+    p->limit = SIZE_MAX; /* set by the caller outside the lock */
+    p->next = pools;
+    pools = p;
+    return p;
+}
+
+static void push_back(pool_t *p, block_t *b)
+{
+    b->next = NULL;
+    if (p->tail[b->cls])
+        p->tail[b->cls]->next = b;
+    else
+        p->head[b->cls] = b;
+    p->tail[b->cls] = b;
+}
+
+static void push_front(pool_t *p, block_t *b)
+{
+    b->next = p->head[b->cls];
+    p->head[b->cls] = b;
+    if (!p->tail[b->cls])
+        p->tail[b->cls] = b;
+}
+
+static block_t *pop_front(pool_t *p, int c)
+{
+    block_t *b = p->head[c];
+    if (b) {
+        p->head[c] = b->next;
+        if (!p->head[c])
+            p->tail[c] = NULL;
+        b->next = NULL;
+    }
+    return b;
+}
+
+/* Take every cached block of `p` out, as a list, for freeing for real. */
+static block_t *drain_locked(pool_t *p, size_t keep)
+{
+    block_t *out = NULL;
+    for (int c = N_CLASSES - 1; c >= 0 && p->cached_bytes > keep; c--) {
+        block_t *b;
+        while (p->cached_bytes > keep && (b = pop_front(p, c))) {
+            p->cached_bytes -= b->size;
+            HASH_DEL(blocks, b);
+            b->next = out;
+            out = b;
+        }
+    }
+    return out;
+}
+
+/* ---- driver calls (outside the lock) ------------------------------------------ */
+
+/* Free a list of blocks for real. cuMemFree synchronizes the device, so a
+ * block whose fence is still pending is safe to free here. */
+static void free_for_real(const ga_rt_t *rt, block_t *list)
+{
+    __typeof__(&cuMemFree_v2) mfree = GA_REAL(rt, GA_ID_cuMemFree_v2, cuMemFree_v2);
+    while (list) {
+        block_t *b = list;
+        list = b->next;
+        if (mfree && mfree(b->ptr) != CUDA_SUCCESS)
+            ga_debug("pool: freeing cached block %#llx failed", (unsigned long long)b->ptr);
+        ga_fence_release(rt, &b->fence);
+        free(b);
+    }
+}
+
+static size_t limit_for(const ga_rt_t *rt)
+{
+    const ga_limit_t *l = &rt->cfg.pool_limit;
+    if (l->bytes)
+        return l->bytes;
+    size_t free_b = 0, total = 0;
+    __typeof__(&cuMemGetInfo_v2) info = GA_REAL(rt, GA_ID_cuMemGetInfo_v2, cuMemGetInfo_v2);
+    if (!info || info(&free_b, &total) != CUDA_SUCCESS)
+        return SIZE_MAX / 2;
+    return total / 100 * l->percent;
+}
+
+/* A cached block of class c in ctx whose fence has completed, or NULL. */
+static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
+{
+    pthread_mutex_lock(&lock);
+    pool_t *p = pool_of(ctx, false);
+    block_t *b = p ? pop_front(p, c) : NULL;
+    if (b)
+        b->state = B_CHECKING;
+    pthread_mutex_unlock(&lock);
+    if (!b)
+        return NULL;
+    bool done = ga_fence_done(rt, &b->fence); /* a driver call: outside the lock */
+    pthread_mutex_lock(&lock);
+    if (done) {
+        p->cached_bytes -= b->size;
+        b->state = B_LIVE;
+    } else {
+        b->state = B_PENDING;
+        push_front(p, b); /* the oldest is still running: newer ones are too */
+        b = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    if (b)
+        ga_fence_release(rt, &b->fence);
+    return b;
+}
+
+static void poison(const ga_rt_t *rt, const block_t *b)
+{
+    __typeof__(&cuMemsetD8_v2) set = GA_REAL(rt, GA_ID_cuMemsetD8_v2, cuMemsetD8_v2);
+    if (set)
+        set(b->ptr, 0xA5, b->size);
+}
+
+static bool remember(CUdeviceptr ptr, size_t size, size_t requested, CUcontext ctx, int cls)
+{
+    block_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return false;
+    b->ptr = ptr;
+    b->size = size;
+    b->requested = requested;
+    b->ctx = ctx;
+    b->cls = cls;
+    b->state = B_LIVE;
+    pthread_mutex_lock(&lock);
+    HASH_ADD(hh, blocks, ptr, sizeof b->ptr, b);
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+/* Give every cached block of ctx back to the driver (allocation failed). */
+static void release_cache(const ga_rt_t *rt, CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    pool_t *p = pool_of(ctx, false);
+    block_t *list = p ? drain_locked(p, 0) : NULL;
+    pthread_mutex_unlock(&lock);
+    if (list) {
+        atomic_fetch_add(&releases, 1);
+        free_for_real(rt, list);
+    }
+}
+
+static bool pooling(const ga_rt_t *rt)
+{
+    return rt->cfg.pool && !ga_capture_active();
+}
+
+/* ---- hooks --------------------------------------------------------------------- */
+
 CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
 {
+    __typeof__(&cuMemAlloc_v2) real = GA_REAL(rt, id, cuMemAlloc_v2);
+    int c = ga_pool_class(bytesize);
+    CUcontext ctx = NULL;
+    if (!pooling(rt) || !dptr || bytesize == 0 || c < 0 || !(ctx = ga_current_ctx(rt))) {
+        ga_work_begin(rt, true);
+        return real(dptr, bytesize); /* the driver's own answer, errors included */
+    }
     ga_work_begin(rt, true);
-    return GA_REAL(rt, id, cuMemAlloc_v2)(dptr, bytesize);
+    block_t *b = take_cached(rt, ctx, c);
+    if (b) {
+        atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
+        b->requested = bytesize;
+        if (rt->cfg.pool_poison)
+            poison(rt, b);
+        *dptr = b->ptr;
+        ga_work_end(rt, CUDA_SUCCESS, GA_NOSTREAM, false, true);
+        return CUDA_SUCCESS;
+    }
+    atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+    size_t size = ga_pool_class_bytes(c);
+    CUresult r = real(dptr, size);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        release_cache(rt, ctx);
+        r = real(dptr, size);
+    }
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && size != bytesize) {
+        r = real(dptr, bytesize); /* the class rounding may be what does not fit */
+        size = bytesize, c = -1;
+    }
+    if (r == CUDA_SUCCESS)
+        (void)remember(*dptr, size, bytesize, ctx, c); /* untracked: a plain allocation */
+    return r;
 }
 
 CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t *pPitch,
@@ -18,14 +298,207 @@ CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, s
                                               ElementSizeBytes);
 }
 
+/* The pool's part of a free: queue a live block behind a fence. Returns false
+ * when the block is not the pool's to keep (the caller frees it for real);
+ * *err is set when the pointer is a block the pool already holds (double free). */
+static bool keep_block(const ga_rt_t *rt, CUdeviceptr dptr, CUresult *err)
+{
+    *err = CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    block_t *b;
+    HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
+    if (b && b->state != B_LIVE) {
+        pthread_mutex_unlock(&lock);
+        *err = CUDA_ERROR_INVALID_VALUE; /* what the driver says to a double free */
+        return true;
+    }
+    if (!b || b->cls < 0 || b->exported || !pooling(rt)) {
+        if (b)
+            HASH_DEL(blocks, b);
+        pthread_mutex_unlock(&lock);
+        free(b);
+        return false;
+    }
+    b->state = B_PENDING;
+    pool_t *p = pool_of(b->ctx, true);
+    bool new_pool = p && p->limit == SIZE_MAX;
+    pthread_mutex_unlock(&lock);
+
+    /* Record the fence in the block's own context. */
+    CUcontext cur = ga_current_ctx(rt);
+    __typeof__(&cuCtxPushCurrent_v2) push =
+        GA_REAL(rt, GA_ID_cuCtxPushCurrent_v2, cuCtxPushCurrent_v2);
+    __typeof__(&cuCtxPopCurrent_v2) pop = GA_REAL(rt, GA_ID_cuCtxPopCurrent_v2, cuCtxPopCurrent_v2);
+    bool switched = cur != b->ctx && push && pop && push(b->ctx) == CUDA_SUCCESS;
+    bool fenced = p && (cur == b->ctx || switched) && ga_fence_init(rt, &b->fence);
+    size_t limit = new_pool ? limit_for(rt) : 0;
+    if (switched) {
+        CUcontext dummy;
+        pop(&dummy);
+    }
+
+    pthread_mutex_lock(&lock);
+    if (!fenced) { /* cannot prove when it is safe: let the driver free it */
+        HASH_DEL(blocks, b);
+        pthread_mutex_unlock(&lock);
+        free(b);
+        return false;
+    }
+    if (new_pool)
+        p->limit = limit;
+    push_back(p, b);
+    p->cached_bytes += b->size;
+    block_t *victims = p->cached_bytes > p->limit ? drain_locked(p, p->limit) : NULL;
+    pthread_mutex_unlock(&lock);
+    if (victims) {
+        atomic_fetch_add(&trims, 1);
+        free_for_real(rt, victims);
+    }
+    return true;
+}
+
 CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
+    CUresult err;
+    if (rt->cfg.pool && dptr && ga_current_ctx(rt) && keep_block(rt, dptr, &err)) {
+        ga_work_end(rt, err, GA_NOSTREAM, false, true);
+        return err;
+    }
     return GA_REAL(rt, id, cuMemFree_v2)(dptr);
 }
 
-CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free, size_t *total)
+CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream hStream)
 {
-    return GA_REAL(rt, id, cuMemGetInfo_v2)(free, total);
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_work_begin(rt, true);
+    CUresult err;
+    /* A pooled block freed stream-ordered: the fence covers hStream if the
+     * tracker saw work on it, which it did if the program used the block there. */
+    if (rt->cfg.pool && dptr && ga_current_ctx(rt) && keep_block(rt, dptr, &err)) {
+        ga_work_end(rt, err, GA_NOSTREAM, false, true);
+        return err;
+    }
+    CUresult r = GA_REAL(rt, id, cuMemFreeAsync)(dptr, hStream);
+    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    return r;
 }
+
+static size_t cached_in(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    pool_t *p = pool_of(ctx, false);
+    size_t n = p ? p->cached_bytes : 0;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free_bytes, size_t *total)
+{
+    CUresult r = GA_REAL(rt, id, cuMemGetInfo_v2)(free_bytes, total);
+    if (r == CUDA_SUCCESS && rt->cfg.pool && free_bytes && total) {
+        /* Cached blocks are free as far as the program is concerned. */
+        size_t cached = cached_in(ga_current_ctx(rt));
+        *free_bytes = *free_bytes + cached > *total ? *total : *free_bytes + cached;
+    }
+    return r;
+}
+
+CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, size_t *psize,
+                            CUdeviceptr dptr)
+{
+    CUresult r = GA_REAL(rt, id, cuMemGetAddressRange_v2)(pbase, psize, dptr);
+    if (r == CUDA_SUCCESS && rt->cfg.pool && psize) {
+        /* A block may be larger than asked for (its size class): report the
+         * allocation the program made. */
+        CUdeviceptr base = pbase ? *pbase : dptr;
+        pthread_mutex_lock(&lock);
+        block_t *b;
+        HASH_FIND(hh, blocks, &base, sizeof base, b);
+        if (b && b->state == B_LIVE && dptr < base + b->requested)
+            *psize = b->requested;
+        pthread_mutex_unlock(&lock);
+    }
+    return r;
+}
+
+CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    CUresult r = GA_REAL(rt, id, cuIpcGetMemHandle)(pHandle, dptr);
+    if (r == CUDA_SUCCESS && rt->cfg.pool) {
+        /* Another process may map it: it must be freed when the program says. */
+        pthread_mutex_lock(&lock);
+        block_t *b;
+        HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
+        if (b)
+            b->exported = true;
+        pthread_mutex_unlock(&lock);
+    }
+    return r;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+void ga_pool_ctx_gone(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    block_t *b, *tmp;
+    HASH_ITER(hh, blocks, b, tmp)
+        if (b->ctx == ctx) {
+            HASH_DEL(blocks, b);
+            free(b); /* the driver freed the memory and the fence's events */
+        }
+    for (pool_t **pp = &pools; *pp; pp = &(*pp)->next)
+        if ((*pp)->ctx == ctx) {
+            pool_t *dead = *pp;
+            *pp = dead->next;
+            free(dead);
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_pool_report(void)
+{
+    uint64_t h = atomic_load(&hits), m = atomic_load(&misses);
+    if (h + m == 0)
+        return;
+    size_t cached = 0;
+    pthread_mutex_lock(&lock);
+    for (pool_t *p = pools; p; p = p->next)
+        cached += p->cached_bytes;
+    pthread_mutex_unlock(&lock);
+    ga_info("pool: hits=%llu misses=%llu cached_bytes=%zu trims=%llu releases=%llu",
+            (unsigned long long)h, (unsigned long long)m, cached,
+            (unsigned long long)atomic_load(&trims), (unsigned long long)atomic_load(&releases));
+}
+
+void ga_pool_stats(ga_pool_stats_t *s)
+{
+    s->hits = atomic_load(&hits);
+    s->misses = atomic_load(&misses);
+    s->trims = atomic_load(&trims);
+    s->releases = atomic_load(&releases);
+    s->cached_bytes = 0;
+    pthread_mutex_lock(&lock);
+    for (pool_t *p = pools; p; p = p->next)
+        s->cached_bytes += p->cached_bytes;
+    pthread_mutex_unlock(&lock);
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void)
+{
+    /* The child has no CUDA state: forget every block (leaked on purpose). */
+    pthread_mutex_init(&lock, NULL);
+    blocks = NULL;
+    pools = NULL;
+    atomic_store(&hits, 0);
+    atomic_store(&misses, 0);
+    atomic_store(&trims, 0);
+    atomic_store(&releases, 0);
+}
+
+const ga_fork_ops_t ga_pool_fork = {fork_prepare, fork_parent, fork_child};

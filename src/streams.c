@@ -37,6 +37,7 @@ static ga_stream_t *table;     /* guarded by lock */
 static ga_stream_t *free_list; /* guarded by lock */
 static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
+static _Atomic int captures;        /* stream captures under way */
 
 /* One-entry per-thread cache in front of the hash: most threads launch on one
  * stream at a time. Valid while `gen` equals the global generation. */
@@ -249,6 +250,18 @@ void ga_ctx_forget(CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
+void ga_capture_note(int delta)
+{
+    int now = atomic_fetch_add(&captures, delta) + delta;
+    if (now < 0) /* an end we did not see begin (capture started before init) */
+        atomic_store(&captures, 0);
+}
+
+bool ga_capture_active(void)
+{
+    return atomic_load_explicit(&captures, memory_order_relaxed) > 0;
+}
+
 void ga_streams_note_untracked(const char *name)
 {
     if (!atomic_exchange(&untracked, true))
@@ -397,6 +410,7 @@ static void fork_child(void)
     spare_events = NULL;
     atomic_fetch_add(&generation, 1);
     atomic_store(&untracked, false);
+    atomic_store(&captures, 0);
 }
 
 const ga_fork_ops_t ga_streams_fork = {fork_prepare, fork_parent, fork_child};

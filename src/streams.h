@@ -90,6 +90,10 @@ void ga_ctx_forget(CUcontext ctx);
 
 CUcontext ga_current_ctx(const ga_rt_t *rt);
 
+/* Stream captures under way in the process (begun minus ended). */
+void ga_capture_note(int delta);
+bool ga_capture_active(void);
+
 typedef struct ga_fence {
     CUcontext ctx;
     unsigned n;

@@ -53,9 +53,43 @@ CUresult ga_hook_event_sync(const ga_rt_t *rt, ga_id_t id, CUevent hEvent)
     return GA_REAL(rt, id, cuEventSynchronize)(hEvent);
 }
 
+/* Stream capture: while any is under way, features that would reuse memory or
+ * hold launches stand aside (a captured graph may refer to anything). */
+static CUresult capture_started(CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        ga_capture_note(+1);
+    return r;
+}
+
 CUresult ga_hook_capture_begin(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
                                CUstreamCaptureMode mode)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    return GA_REAL(rt, id, cuStreamBeginCapture_v2)(hStream, mode);
+    return capture_started(GA_REAL(rt, id, cuStreamBeginCapture_v2)(hStream, mode));
+}
+
+CUresult ga_hook_capture_begin_v1(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return capture_started(GA_REAL(rt, id, cuStreamBeginCapture)(hStream));
+}
+
+CUresult ga_hook_capture_begin_graph(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
+                                     CUgraph hGraph, const CUgraphNode *dependencies,
+                                     const CUgraphEdgeData *dependencyData,
+                                     size_t numDependencies, CUstreamCaptureMode mode)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return capture_started(GA_REAL(rt, id, cuStreamBeginCaptureToGraph)(
+        hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
+}
+
+CUresult ga_hook_capture_end(const ga_rt_t *rt, ga_id_t id, CUstream hStream, CUgraph *phGraph)
+{
+    CUresult r = GA_REAL(rt, id, cuStreamEndCapture)(hStream, phGraph);
+    /* The capture is over whether or not it produced a graph. */
+    if (r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_INVALID_HANDLE)
+        ga_capture_note(-1);
+    return r;
 }

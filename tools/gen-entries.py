@@ -63,6 +63,16 @@ HOOKS = {
     "cuEventSynchronize": "event_sync",
     "cuStreamBeginCapture_v2": "capture_begin",
     "cuStreamBeginCapture_v2_ptsz": "capture_begin",
+    "cuStreamBeginCapture": "capture_begin_v1",
+    "cuStreamBeginCapture_ptsz": "capture_begin_v1",
+    "cuStreamBeginCaptureToGraph": "capture_begin_graph",
+    "cuStreamBeginCaptureToGraph_ptsz": "capture_begin_graph",
+    "cuStreamEndCapture": "capture_end",
+    "cuStreamEndCapture_ptsz": "capture_end",
+    "cuMemFreeAsync": "free_async",
+    "cuMemFreeAsync_ptsz": "free_async",
+    "cuIpcGetMemHandle": "ipc_get",
+    "cuMemGetAddressRange_v2": "addr_range",
 }
 
 # Functions that never write device memory and enqueue no work. Anything that

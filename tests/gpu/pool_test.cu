@@ -1,0 +1,243 @@
+// pool_test.cu - what the pool must keep true, checked with and without it:
+//   slow_free  a buffer freed while a slow kernel on a non-blocking stream still
+//              writes it is not handed out again until that kernel ends
+//   threads    eight host threads allocating, launching, checking and freeing
+//   big_alloc  nearly all free memory can still be allocated after churn
+//   meminfo    cudaMemGetInfo after a free shows the memory as free
+//   ipc        an IPC handle of a (reused) block opens in a second process
+//   contexts   two driver contexts allocate and free independently
+// Prints one line per check; the library must not change any of them.
+#include <cuda.h>
+#include <pthread.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define CK(call)                                                                          \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
+                    cudaGetErrorString(e_));                                              \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+#define DK(call)                                                                          \
+    do {                                                                                  \
+        CUresult r_ = (call);                                                             \
+        if (r_ != CUDA_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)r_);       \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+__global__ void slow_fill(unsigned *p, size_t n, unsigned v, long long spin)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) {
+    }
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        p[i] = v;
+}
+
+__global__ void fill(unsigned *p, size_t n, unsigned v)
+{
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        p[i] = v + (unsigned)i;
+}
+
+static bool all_bytes(const unsigned *h, size_t n, unsigned v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != v)
+            return false;
+    return true;
+}
+
+static void slow_free()
+{
+    const size_t n = 1 << 22;
+    int ok = 1;
+    for (int round = 0; round < 3; round++) {
+        cudaStream_t s;
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        unsigned *x, *y;
+        CK(cudaMalloc(&x, n * 4));
+        slow_fill<<<64, 256, 0, s>>>(x, n, 0xdeadbeef, 200000000LL); // ~100 ms
+        CK(cudaFree(x));  // natively a device-wide wait; in the pool a fence
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMemset(y, 0x11, n * 4)); // legacy stream: does not wait for s
+        CK(cudaDeviceSynchronize());
+        unsigned *h = (unsigned *)malloc(n * 4);
+        CK(cudaMemcpy(h, y, n * 4, cudaMemcpyDeviceToHost));
+        ok &= all_bytes(h, n, 0x11111111u);
+        free(h);
+        CK(cudaFree(y));
+        CK(cudaStreamDestroy(s));
+    }
+    printf("slow_free ok=%d\n", ok);
+}
+
+static void *thread_main(void *arg)
+{
+    long id = (long)arg;
+    unsigned seed = 1234 + (unsigned)id;
+    int ok = 1;
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, id % 2 ? cudaStreamNonBlocking : cudaStreamDefault));
+    for (int it = 0; it < 200; it++) {
+        size_t n = 1024 + rand_r(&seed) % (1 << 20);
+        unsigned *d, probe[4];
+        CK(cudaMalloc(&d, n * 4));
+        unsigned v = (unsigned)(id << 24) + (unsigned)it * 977;
+        fill<<<32, 256, 0, s>>>(d, n, v);
+        size_t at[4] = {0, n / 3, n / 2, n - 1};
+        for (int k = 0; k < 4; k++)
+            CK(cudaMemcpyAsync(&probe[k], d + at[k], 4, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        for (int k = 0; k < 4; k++)
+            ok &= probe[k] == v + (unsigned)at[k];
+        CK(cudaFree(d));
+    }
+    CK(cudaStreamDestroy(s));
+    return (void *)(long)ok;
+}
+
+static void threads()
+{
+    pthread_t t[8];
+    for (long i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, thread_main, (void *)i);
+    int ok = 1;
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        ok &= r != NULL;
+    }
+    printf("threads ok=%d\n", ok);
+}
+
+static void churn()
+{
+    for (int i = 0; i < 200; i++) {
+        void *p;
+        CK(cudaMalloc(&p, ((size_t)1 << (12 + i % 16)) + (size_t)i * 4096));
+        CK(cudaFree(p));
+    }
+}
+
+static void big_alloc()
+{
+    churn();
+    size_t free_b, total;
+    CK(cudaMemGetInfo(&free_b, &total));
+    size_t want = free_b - ((size_t)512 << 20);
+    void *p;
+    cudaError_t e = cudaMalloc(&p, want);
+    printf("big_alloc ok=%d\n", e == cudaSuccess);
+    if (e == cudaSuccess) {
+        CK(cudaMemset(p, 1, want));
+        CK(cudaFree(p));
+    }
+    cudaGetLastError();
+}
+
+static void meminfo()
+{
+    size_t f0, f1, total;
+    CK(cudaMemGetInfo(&f0, &total));
+    void *p;
+    CK(cudaMalloc(&p, (size_t)1 << 30));
+    CK(cudaFree(p));
+    CK(cudaMemGetInfo(&f1, &total));
+    long long diff = (long long)f0 - (long long)f1;
+    printf("meminfo ok=%d\n", diff < (64ll << 20) && diff > -(64ll << 20));
+}
+
+static int ipc_child(const char *hex)
+{
+    cudaIpcMemHandle_t h;
+    for (size_t i = 0; i < sizeof h; i++)
+        sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&h + i);
+    unsigned *d, v[4];
+    CK(cudaIpcOpenMemHandle((void **)&d, h, cudaIpcMemLazyEnablePeerAccess));
+    CK(cudaMemcpy(v, d, sizeof v, cudaMemcpyDeviceToHost));
+    CK(cudaIpcCloseMemHandle(d));
+    return v[0] == 4242 && v[3] == 4245 ? 0 : 1;
+}
+
+static void ipc(const char *self)
+{
+    unsigned *d;
+    CK(cudaMalloc(&d, 1 << 20));
+    CK(cudaFree(d));
+    CK(cudaMalloc(&d, 1 << 20)); // from the pool when it is on
+    fill<<<4, 256>>>(d, 1 << 18, 4242);
+    CK(cudaDeviceSynchronize());
+    cudaIpcMemHandle_t h;
+    CK(cudaIpcGetMemHandle(&h, d));
+    char hex[2 * sizeof h + 1];
+    for (size_t i = 0; i < sizeof h; i++)
+        sprintf(hex + 2 * i, "%02x", ((unsigned char *)&h)[i]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(self, self, "--ipc-child", hex, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("ipc ok=%d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CK(cudaFree(d));
+}
+
+static void contexts()
+{
+    CUdevice dev;
+    DK(cuDeviceGet(&dev, 0));
+    CUcontext saved, c[2];
+    DK(cuCtxGetCurrent(&saved));
+    int ok = 1;
+    for (int k = 0; k < 2; k++) {
+        CUctxCreateParams params = {};
+        DK(cuCtxCreate(&c[k], &params, 0, dev));
+        DK(cuCtxPopCurrent(&c[k]));
+    }
+    for (int round = 0; round < 4; round++)
+        for (int k = 0; k < 2; k++) {
+            DK(cuCtxPushCurrent(c[k]));
+            CUdeviceptr p;
+            unsigned v = 0;
+            DK(cuMemAlloc(&p, 1 << 16));
+            DK(cuMemsetD32(p, 100 * k + round, 1 << 14));
+            DK(cuMemcpyDtoH(&v, p + 4000, 4));
+            ok &= v == (unsigned)(100 * k + round);
+            DK(cuMemFree(p));
+            CUcontext out;
+            DK(cuCtxPopCurrent(&out));
+        }
+    for (int k = 0; k < 2; k++)
+        DK(cuCtxDestroy(c[k]));
+    DK(cuCtxSetCurrent(saved));
+    printf("contexts ok=%d\n", ok);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--ipc-child"))
+        return ipc_child(argv[2]);
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        return 77;
+    }
+    CK(cudaFree(0));
+    slow_free();
+    threads();
+    big_alloc();
+    meminfo();
+    ipc(argv[0]);
+    contexts();
+    return 0;
+}

@@ -1,0 +1,181 @@
+/* test_pool.c - the block cache over a stub driver: size classes, reuse only
+ * after the fence, double frees refused as the driver does, the cache given
+ * back on allocation failure, limits, IPC-exported blocks, capture, teardown. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "hooks.h"
+#include "pool.h"
+#include "streams.h"
+#include "stub_driver.h"
+
+static size_t capacity = 1 << 20, used; /* the stub "device" */
+static int real_frees, real_allocs;
+static struct { CUdeviceptr p; size_t n; } live[256];
+
+static CUresult stub_alloc(CUdeviceptr *d, size_t n)
+{
+    if (used + n > capacity)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < 256; i++)
+        if (!live[i].p) {
+            live[i].p = (CUdeviceptr)(0x100000000ull + 0x1000000ull * (unsigned)real_allocs);
+            live[i].n = n;
+            used += n;
+            real_allocs++;
+            *d = live[i].p;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult stub_free(CUdeviceptr d)
+{
+    for (int i = 0; i < 256; i++)
+        if (live[i].p == d) {
+            used -= live[i].n;
+            live[i].p = 0;
+            real_frees++;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult stub_info(size_t *f, size_t *t)
+{
+    *f = capacity - used;
+    *t = capacity;
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_range(CUdeviceptr *base, size_t *size, CUdeviceptr d)
+{
+    for (int i = 0; i < 256; i++)
+        if (live[i].p && d >= live[i].p && d < live[i].p + live[i].n) {
+            *base = live[i].p;
+            *size = live[i].n;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult stub_ipc(CUipcMemHandle *h, CUdeviceptr d) { (void)h; (void)d; return CUDA_SUCCESS; }
+static CUresult stub_memset(CUdeviceptr d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return CUDA_SUCCESS; }
+
+static CUdeviceptr alloc(ga_rt_t *rt, size_t n)
+{
+    CUdeviceptr d = 0;
+    CUresult r = ga_hook_alloc(rt, GA_ID_cuMemAlloc_v2, &d, n);
+    return r == CUDA_SUCCESS ? d : 0;
+}
+
+static CUresult release(ga_rt_t *rt, CUdeviceptr d)
+{
+    return ga_hook_free(rt, GA_ID_cuMemFree_v2, d);
+}
+
+int main(void)
+{
+    /* size classes: cover the request, waste at most 1/8 (+ the 256 B floor) */
+    unsigned seed = (unsigned)time(NULL);
+    printf("seed %u\n", seed);
+    srand(seed);
+    for (int i = 0; i < 100000; i++) {
+        size_t n = 1 + ((size_t)rand() << (rand() % 20)) % ((size_t)1 << 40);
+        int c = ga_pool_class(n);
+        size_t b = ga_pool_class_bytes(c);
+        CHECK(c >= 0 && b >= n && (b <= 256 || b - n <= n / 8 + 1));
+        CHECK(ga_pool_class(b) == c);
+    }
+    CHECK(ga_pool_class(256) == 0 && ga_pool_class(257) == 1 && ga_pool_class_bytes(1) == 288);
+    CHECK(ga_pool_class((size_t)1 << 50) == -1);
+
+    static ga_rt_t rt;
+    stub_runtime(&rt);
+    rt.cfg.pool = true;
+    rt.cfg.pool_limit = (ga_limit_t){.bytes = 0, .percent = 100};
+    rt.drv.fn[GA_ID_cuMemAlloc_v2] = (void *)stub_alloc;
+    rt.drv.fn[GA_ID_cuMemFree_v2] = (void *)stub_free;
+    rt.drv.fn[GA_ID_cuMemGetInfo_v2] = (void *)stub_info;
+    rt.drv.fn[GA_ID_cuMemGetAddressRange_v2] = (void *)stub_range;
+    rt.drv.fn[GA_ID_cuIpcGetMemHandle] = (void *)stub_ipc;
+    rt.drv.fn[GA_ID_cuMemsetD8_v2] = (void *)stub_memset;
+
+    /* reuse after the fence completes, not before */
+    CUdeviceptr a = alloc(&rt, 1000);
+    CHECK(a && real_allocs == 1);
+    CHECK(release(&rt, a) == CUDA_SUCCESS && real_frees == 0);
+    CHECK(alloc(&rt, 1000) == a && real_allocs == 1);      /* same class, fence done */
+    stub_event_pending = 1;
+    CHECK(release(&rt, a) == CUDA_SUCCESS);
+    CUdeviceptr b = alloc(&rt, 1010);                       /* same class, still running */
+    CHECK(b && b != a && real_allocs == 2);
+    stub_event_pending = 0;
+    CHECK(alloc(&rt, 1000) == a);
+
+    /* the driver's answers: double free, foreign pointers, zero, meminfo */
+    CHECK(release(&rt, b) == CUDA_SUCCESS);
+    CHECK(release(&rt, b) == CUDA_ERROR_INVALID_VALUE);     /* double free */
+    CHECK(release(&rt, 0x1234) == CUDA_ERROR_INVALID_VALUE); /* the stub's own answer */
+    CHECK(release(&rt, 0) == stub_free(0));
+    size_t f = 0, t = 0;
+    CHECK(ga_hook_meminfo(&rt, GA_ID_cuMemGetInfo_v2, &f, &t) == CUDA_SUCCESS);
+    CHECK(f == capacity - used + ga_pool_class_bytes(ga_pool_class(1010)));
+
+    /* the range of a block is what the program asked for */
+    CUdeviceptr base = 0;
+    size_t sz = 0;
+    CHECK(ga_hook_addr_range(&rt, GA_ID_cuMemGetAddressRange_v2, &base, &sz, a + 10) ==
+          CUDA_SUCCESS && base == a && sz == 1000);
+
+    /* allocation failure gives the cache back first, then succeeds */
+    ga_pool_stats_t st;
+    ga_pool_stats(&st);
+    CHECK(st.cached_bytes > 0);
+    size_t big = capacity - used; /* fits only without the cached block */
+    CUdeviceptr c = alloc(&rt, big);
+    ga_pool_stats(&st);
+    CHECK(c && st.releases == 1 && st.cached_bytes == 0);
+    CUdeviceptr huge = 1;
+    CHECK(ga_hook_alloc(&rt, GA_ID_cuMemAlloc_v2, &huge, capacity * 4) ==
+          CUDA_ERROR_OUT_OF_MEMORY);                        /* the driver's own error */
+    CHECK(release(&rt, c) == CUDA_SUCCESS);
+    release(&rt, a);
+
+    /* IPC-exported blocks and blocks freed during capture go to the driver */
+    CUdeviceptr e = alloc(&rt, 5000);
+    CUipcMemHandle h;
+    CHECK(ga_hook_ipc_get(&rt, GA_ID_cuIpcGetMemHandle, &h, e) == CUDA_SUCCESS);
+    int frees = real_frees;
+    CHECK(release(&rt, e) == CUDA_SUCCESS && real_frees == frees + 1);
+    CUdeviceptr g = alloc(&rt, 7000);
+    ga_capture_note(+1);
+    CHECK(release(&rt, g) == CUDA_SUCCESS && real_frees == frees + 2);
+    ga_capture_note(-1);
+
+    /* a limit trims the cache */
+    rt.cfg.pool_limit = (ga_limit_t){.bytes = 4096, .percent = 0};
+    ga_pool_ctx_gone(stub_current); /* new pool, new limit; forget everything */
+    CUdeviceptr x1 = alloc(&rt, 3000), x2 = alloc(&rt, 3000);
+    frees = real_frees;
+    release(&rt, x1);
+    release(&rt, x2);
+    ga_pool_stats(&st);
+    CHECK(st.cached_bytes <= 4096 && real_frees == frees + 1 && st.trims >= 1);
+
+    /* teardown: the context is gone; nothing is freed through the driver */
+    frees = real_frees;
+    ga_pool_ctx_gone(stub_current);
+    ga_pool_stats(&st);
+    CHECK(st.cached_bytes == 0 && real_frees == frees);
+
+    /* pool off: pure pass-through */
+    rt.cfg.pool = false;
+    CUdeviceptr p1 = alloc(&rt, 100);
+    int allocs = real_allocs;
+    release(&rt, p1);
+    CHECK(alloc(&rt, 100) && real_allocs == allocs + 1);
+    return check_done("test_pool");
+}
