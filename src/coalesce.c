@@ -1,15 +1,298 @@
-/* coalesce.c - the device-to-host copy hooks. Serving small reads from a
- * window (GPUACCEL_COALESCE) is not built yet: every call goes to the driver,
- * and the stream tracker learns what a synchronous copy proves idle. */
+/* coalesce.c - small device-to-host reads served from one larger transfer
+ * (GPUACCEL_COALESCE).
+ *
+ * A small synchronous cuMemcpyDtoH is replaced by a copy of an aligned window
+ * around it (clamped to its allocation) into pinned memory the library owns,
+ * issued at the same point of the same stream, so what the program reads is
+ * what its own copy would have read. The window is kept for later reads only
+ * when nothing can change what it holds:
+ *   - every known stream of the context was idle after the fill,
+ *   - no call that can write device memory (the epoch) and no stream work at
+ *     all (the work sequence) was issued between the fill and the read,
+ *   - no stream capture is under way,
+ *   - the memory is plain device memory: not managed, not host-mapped, not
+ *     shared with another process (IPC exported or imported, shareable handles).
+ * A read then costs a host memcpy instead of a driver round trip.
+ * The asynchronous form (cuMemcpyDtoHAsync then a stream sync, PyTorch's
+ * .item()) is served from a valid window when its stream is idle; a miss also
+ * enqueues a window fill behind the program's own copy, installed when the
+ * program synchronizes that stream.
+ * A host loop polling a flag that a running kernel sets still sees the write:
+ * while that kernel's stream is busy no window is kept, so every read goes to
+ * the device.
+ *
+ * Owns: the window slots and the shared-memory set, under `lock`.
+ * Must never: call the driver holding `lock`; serve a read from a window whose
+ * epoch or work sequence moved. */
+#define _GNU_SOURCE
+#include "coalesce.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
 #include "hooks.h"
+#include "log.h"
 #include "modules.h"
 #include "streams.h"
+
+enum { N_SLOTS = 16, MAX_GROWTH = 16 };
+
+typedef enum { S_EMPTY, S_VALID, S_FILLING } slot_state_t;
+
+typedef struct slot {
+    slot_state_t state;
+    CUcontext ctx;      /* whose pinned memory `host` is */
+    CUdeviceptr base;   /* first device byte held */
+    size_t len;
+    void *host;
+    size_t cap;
+    uint64_t epoch, work; /* valid while both are unchanged */
+    uint64_t used;        /* LRU clock */
+    CUstream fill_stream; /* S_FILLING: the stream the fill was enqueued on */
+    bool fill_pt;
+    CUdeviceptr next_expected; /* sequential-scan detection */
+    size_t grow;
+} slot_t;
+
+typedef struct shared_range {
+    CUdeviceptr base;
+    UT_hash_handle hh;
+} shared_range_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static slot_t slots[N_SLOTS];     /* guarded by lock */
+static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
+static uint64_t clock_tick;       /* guarded by lock */
+static _Atomic uint64_t hits, misses, fills, fill_bytes;
+
+/* ---- the window table (under lock) ------------------------------------------- */
+
+static bool slot_valid(const slot_t *s)
+{
+    return s->state == S_VALID && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read();
+}
+
+/* Serve [src, src+n) into dst from a valid window. */
+static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
+{
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len) {
+            if (!slot_valid(s))
+                return false;
+            memcpy(dst, (const char *)s->host + (src - s->base), n);
+            s->used = ++clock_tick;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool serve(void *dst, CUdeviceptr src, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    bool ok = serve_locked(dst, src, n);
+    pthread_mutex_unlock(&lock);
+    if (ok)
+        atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
+    return ok;
+}
+
+/* A slot to fill: an empty one, else the least recently used valid one. A slot
+ * being filled is never taken (a copy into its memory may be in flight). */
+static slot_t *claim_locked(void)
+{
+    slot_t *best = NULL;
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (s->state == S_FILLING)
+            continue;
+        if (s->state == S_EMPTY || !slot_valid(s))
+            return s;
+        if (!best || s->used < best->used)
+            best = s;
+    }
+    return best;
+}
+
+static bool is_shared_locked(CUdeviceptr base)
+{
+    shared_range_t *r;
+    HASH_FIND(hh, shared, &base, sizeof base, r);
+    return r != NULL;
+}
+
+void ga_coalesce_note_shared(CUdeviceptr base)
+{
+    shared_range_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->base = base;
+    pthread_mutex_lock(&lock);
+    shared_range_t *old;
+    HASH_FIND(hh, shared, &base, sizeof base, old);
+    if (old)
+        free(r);
+    else
+        HASH_ADD(hh, shared, base, sizeof r->base, r);
+    /* A window over it may already exist: drop them all. */
+    for (int i = 0; i < N_SLOTS; i++)
+        if (slots[i].state == S_VALID)
+            slots[i].state = S_EMPTY;
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- deciding the window (driver queries, outside the lock) ------------------- */
+
+typedef struct range {
+    CUdeviceptr base; /* of the allocation */
+    size_t size;
+} range_t;
+
+/* Plain device memory that only this process writes? Returns its allocation. */
+static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
+{
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    if (!get)
+        return false;
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
+    };
+    unsigned type = 0, managed = 1;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    unsigned long long handles = ~0ull;
+    void *data[] = {&type, &managed, &start, &size, &handles};
+    if (get(5, attrs, data, src) != CUDA_SUCCESS)
+        return false;
+    if (type != CU_MEMORYTYPE_DEVICE || managed || !size || handles != CU_MEM_HANDLE_TYPE_NONE)
+        return false;
+    pthread_mutex_lock(&lock);
+    bool sh = is_shared_locked(start);
+    pthread_mutex_unlock(&lock);
+    if (sh)
+        return false;
+    *out = (range_t){start, size};
+    return true;
+}
+
+/* The window for a read at src: aligned to its size, clamped to the
+ * allocation, growing while the reads walk forward. */
+static void window_for(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
+                       slot_t *prev, CUdeviceptr *base, size_t *len, size_t *grow)
+{
+    size_t w = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+    *grow = 1;
+    if (prev && src >= prev->base + prev->len && src < prev->next_expected + w) {
+        *grow = prev->grow < MAX_GROWTH ? prev->grow * 2 : prev->grow;
+        w *= *grow;
+    }
+    CUdeviceptr b = src - (src - r->base) % w;
+    CUdeviceptr e = b + w;
+    if (e > r->base + r->size)
+        e = r->base + r->size;
+    if (src + n > e) /* straddles the boundary: start at the read */
+        b = src, e = src + w > r->base + r->size ? r->base + r->size : src + w;
+    *base = b;
+    *len = (size_t)(e - b);
+}
+
+static bool ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx)
+{
+    if (s->host && s->cap >= len && s->ctx == ctx)
+        return true;
+    __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
+    __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
+    if (s->host && hfree)
+        hfree(s->host);
+    s->host = NULL;
+    s->cap = 0;
+    size_t cap = len < 65536 ? 65536 : len;
+    if (!halloc || halloc(&s->host, cap, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+        s->host = NULL;
+        return false;
+    }
+    s->cap = cap;
+    s->ctx = ctx;
+    return true;
+}
+
+/* The slot that last held memory just before src (for scan detection). */
+static slot_t *predecessor_locked(CUdeviceptr src)
+{
+    for (int i = 0; i < N_SLOTS; i++)
+        if (slots[i].state != S_EMPTY && slots[i].next_expected &&
+            src >= slots[i].base && src <= slots[i].next_expected + 4 * slots[i].len)
+            return &slots[i];
+    return NULL;
+}
+
+/* ---- the synchronous read ------------------------------------------------------ */
+
+/* Replace the program's read by a window fill at the same stream position.
+ * Returns false (nothing done) if the read is not a candidate; otherwise the
+ * driver's result in *r, with dst filled on success. */
+static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                           CUresult *r)
+{
+    range_t range;
+    CUcontext ctx = ga_current_ctx(rt);
+    if (!ctx || ga_capture_active() || !cacheable(rt, src, &range))
+        return false;
+    pthread_mutex_lock(&lock);
+    slot_t *prev = predecessor_locked(src);
+    slot_t *s = claim_locked();
+    if (s)
+        s->state = S_FILLING, s->fill_stream = NULL;
+    pthread_mutex_unlock(&lock);
+    if (!s)
+        return false;
+
+    CUdeviceptr base;
+    size_t len, grow;
+    window_for(rt, &range, src, n, prev, &base, &len, &grow);
+    uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
+    bool ok = ensure_host(rt, s, len, ctx);
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
+    *r = ok ? copy(s->host, base, len) : CUDA_ERROR_OUT_OF_MEMORY;
+    if (*r == CUDA_SUCCESS) {
+        ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
+        memcpy(dst, (const char *)s->host + (src - base), n);
+        atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&fill_bytes, len, memory_order_relaxed);
+    }
+    bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, ctx);
+    pthread_mutex_lock(&lock);
+    keep = keep && epoch == ga_epoch_read() && work == ga_work_seq_read() && !ga_capture_active();
+    s->state = keep ? S_VALID : S_EMPTY;
+    s->base = base, s->len = len, s->epoch = epoch, s->work = work;
+    s->used = ++clock_tick, s->grow = grow, s->next_expected = base + len;
+    pthread_mutex_unlock(&lock);
+    if (*r != CUDA_SUCCESS && ok)
+        return false; /* let the program's own copy produce the driver's error */
+    return *r == CUDA_SUCCESS;
+}
 
 CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
                       size_t ByteCount)
 {
     bool pt = ga_entries[id].per_thread;
     ga_modules_flush(rt, GA_FLUSH_STREAM, NULL);
+    if (rt->cfg.coalesce && dstHost && ByteCount && ByteCount <= rt->cfg.coalesce_max) {
+        if (serve(dstHost, srcDevice, ByteCount))
+            return CUDA_SUCCESS;
+        atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+        CUresult r;
+        if (fill_and_serve(rt, id, dstHost, srcDevice, ByteCount, &r))
+            return r;
+    }
     /* A synchronous copy runs on the default stream after all its earlier work
      * and returns when done: it proves that stream idle. */
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
@@ -19,14 +302,105 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
     return r;
 }
 
+/* ---- the asynchronous read and its stream sync -------------------------------- */
+
+/* Is the stream the program named idle right now (by the tracker)? */
+static bool stream_idle(const ga_rt_t *rt, CUstream h, bool pt)
+{
+    ga_stream_t *st = ga_stream_get(rt, h, pt);
+    return st && !ga_stream_busy(st);
+}
+
+/* After the program's own async copy: enqueue a window fill behind it on the
+ * same stream, installed when the program synchronizes that stream. */
+static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream h, bool pt,
+                             ga_id_t id)
+{
+    range_t range;
+    CUcontext ctx = ga_current_ctx(rt);
+    if (!ctx || ga_capture_active() || !cacheable(rt, src, &range))
+        return;
+    pthread_mutex_lock(&lock);
+    slot_t *prev = predecessor_locked(src);
+    slot_t *s = claim_locked();
+    for (int i = 0; s && i < N_SLOTS; i++)
+        if (slots[i].state == S_FILLING && slots[i].fill_stream == h)
+            s = NULL; /* one fill per stream at a time */
+    if (s)
+        s->state = S_FILLING, s->fill_stream = h, s->fill_pt = pt;
+    pthread_mutex_unlock(&lock);
+    if (!s)
+        return;
+    CUdeviceptr base;
+    size_t len, grow;
+    window_for(rt, &range, src, n, prev, &base, &len, &grow);
+    __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
+    /* The program's own copy is already noted as work: the window is valid if
+     * nothing else is enqueued anywhere until the stream sync. */
+    uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
+    bool ok = ensure_host(rt, s, len, ctx) && copy(s->host, base, len, h) == CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    if (ok) {
+        s->base = base, s->len = len, s->epoch = epoch, s->work = work;
+        s->used = ++clock_tick, s->grow = grow, s->next_expected = base + len;
+        atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&fill_bytes, len, memory_order_relaxed);
+    } else {
+        s->state = S_EMPTY;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
                             size_t ByteCount, CUstream hStream)
 {
+    bool pt = ga_entries[id].per_thread;
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    bool small = rt->cfg.coalesce && dstHost && ByteCount && ByteCount <= rt->cfg.coalesce_max;
+    /* Served only when the stream has nothing queued: the copy would have run
+     * at once and completed before the program's next sync. */
+    if (small && stream_idle(rt, hStream, pt) && serve(dstHost, srcDevice, ByteCount))
+        return CUDA_SUCCESS;
+    if (small)
+        atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     CUresult r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
-    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, false);
+    ga_work_end(rt, r, hStream, pt, false);
+    if (r == CUDA_SUCCESS && small)
+        start_async_fill(rt, srcDevice, ByteCount, hStream, pt, id);
     return r;
 }
+
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool all)
+{
+    if (!rt->cfg.coalesce)
+        return;
+    CUcontext ctx = NULL;
+    bool settled = false, any = false;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < N_SLOTS; i++)
+        any |= slots[i].state == S_FILLING && slots[i].fill_stream &&
+               (all || slots[i].fill_stream == h);
+    pthread_mutex_unlock(&lock);
+    if (!any)
+        return;
+    ctx = ga_current_ctx(rt);
+    settled = ctx && ga_ctx_settle(rt, ctx);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (s->state != S_FILLING || !s->fill_stream || (!all && s->fill_stream != h))
+            continue;
+        /* The fill has completed (the stream was synchronized); keep it only
+         * if nothing was issued since and everything is idle. */
+        bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
+                    !ga_capture_active();
+        s->state = keep ? S_VALID : S_EMPTY;
+        s->fill_stream = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- unified-address copies ---------------------------------------------------- */
 
 /* cuMemcpy with unified addressing may go either way: treat it as a write. */
 CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
@@ -48,3 +422,58 @@ CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CU
     ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
     return r;
 }
+
+CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
+                          CUipcMemHandle handle, unsigned int Flags)
+{
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuIpcOpenMemHandle_v2)(pdptr, handle, Flags);
+    if (r == CUDA_SUCCESS && pdptr)
+        ga_coalesce_note_shared(*pdptr); /* another process writes it */
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+void ga_coalesce_ctx_gone(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < N_SLOTS; i++)
+        if (slots[i].ctx == ctx) /* its pinned buffer went with the context */
+            memset(&slots[i], 0, sizeof slots[i]);
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_coalesce_stats(ga_coalesce_stats_t *s)
+{
+    s->hits = atomic_load(&hits);
+    s->misses = atomic_load(&misses);
+    s->fills = atomic_load(&fills);
+    s->fill_bytes = atomic_load(&fill_bytes);
+}
+
+void ga_coalesce_report(void)
+{
+    ga_coalesce_stats_t s;
+    ga_coalesce_stats(&s);
+    if (s.hits + s.misses)
+        ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu",
+                (unsigned long long)s.hits, (unsigned long long)s.misses,
+                (unsigned long long)s.fills, (unsigned long long)s.fill_bytes);
+}
+
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    memset(slots, 0, sizeof slots); /* pinned buffers belong to the parent's CUDA */
+    shared = NULL;
+    atomic_store(&hits, 0);
+    atomic_store(&misses, 0);
+    atomic_store(&fills, 0);
+    atomic_store(&fill_bytes, 0);
+}
+
+const ga_fork_ops_t ga_coalesce_fork = {fork_prepare, fork_parent, fork_child};

@@ -1,6 +1,7 @@
 /* modules.c - start the feature modules and fan core events out to them. */
 #include "modules.h"
 
+#include "coalesce.h"
 #include "log.h"
 #include "pool.h"
 
@@ -18,6 +19,7 @@ void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     (void)rt;
     ga_pool_ctx_gone(ctx);
+    ga_coalesce_ctx_gone(ctx);
     ga_ctx_forget(ctx);
 }
 
@@ -25,4 +27,5 @@ void ga_modules_exit(void)
 {
     ga_stats_log_summary();
     ga_pool_report();
+    ga_coalesce_report();
 }

@@ -22,6 +22,8 @@
 #define _GNU_SOURCE
 #include "pool.h"
 
+#include "coalesce.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -426,6 +428,8 @@ CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, s
 CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
     CUresult r = GA_REAL(rt, id, cuIpcGetMemHandle)(pHandle, dptr);
+    if (r == CUDA_SUCCESS)
+        ga_coalesce_note_shared(dptr); /* another process may write it now */
     if (r == CUDA_SUCCESS && rt->cfg.pool) {
         /* Another process may map it: it must be freed when the program says. */
         pthread_mutex_lock(&lock);

@@ -15,6 +15,7 @@
 #include "log.h"
 
 _Atomic uint64_t ga_epoch;
+_Atomic uint64_t ga_work_seq;
 
 typedef struct stream_key {
     CUcontext ctx;    /* NULL for created streams: their handle is unique */
@@ -146,6 +147,7 @@ ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread)
 
 void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
+    atomic_fetch_add_explicit(&ga_work_seq, 1, memory_order_acq_rel);
     ga_stream_t *st = ga_stream_get(rt, h, per_thread);
     if (st)
         atomic_fetch_add_explicit(&st->work, 1, memory_order_acq_rel);
@@ -214,6 +216,41 @@ bool ga_ctx_idle(CUcontext ctx)
         if (st->ctx == ctx && ga_stream_busy(st))
             idle = false;
     pthread_mutex_unlock(&lock);
+    return idle;
+}
+
+bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
+{
+    if (atomic_load_explicit(&untracked, memory_order_relaxed))
+        return false;
+    enum { MAX_QUERY = 16 };
+    ga_stream_mark_t busy[MAX_QUERY];
+    unsigned n = 0;
+    bool too_many = false;
+    pthread_mutex_lock(&lock);
+    for (ga_stream_t *st = table; st; st = st->hh.next)
+        if (st->ctx == ctx && ga_stream_busy(st)) {
+            /* Another thread's per-thread stream cannot be named from here. */
+            bool foreign = st->key.thread && st->key.thread != (uintptr_t)pthread_self();
+            if (n == MAX_QUERY || foreign) {
+                too_many = true;
+                break;
+            }
+            busy[n++] = (ga_stream_mark_t){st, atomic_load(&st->work)};
+        }
+    pthread_mutex_unlock(&lock);
+    if (too_many)
+        return false;
+    __typeof__(&cuStreamQuery) query = GA_REAL(rt, GA_ID_cuStreamQuery, cuStreamQuery);
+    bool idle = true;
+    for (unsigned i = 0; i < n; i++) {
+        /* The handle to query: a created stream's own, or the default ones. */
+        CUstream h = busy[i].st->key.handle;
+        if (query && query(h) == CUDA_SUCCESS)
+            ga_stream_mark_idle(busy[i]);
+        else
+            idle = false;
+    }
     return idle;
 }
 

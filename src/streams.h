@@ -15,6 +15,7 @@
 #include "runtime.h"
 
 extern _Atomic uint64_t ga_epoch;
+extern _Atomic uint64_t ga_work_seq; /* calls that enqueued work on any stream */
 
 static inline void ga_epoch_bump(void)
 {
@@ -24,6 +25,11 @@ static inline void ga_epoch_bump(void)
 static inline uint64_t ga_epoch_read(void)
 {
     return atomic_load_explicit(&ga_epoch, memory_order_acquire);
+}
+
+static inline uint64_t ga_work_seq_read(void)
+{
+    return atomic_load_explicit(&ga_work_seq, memory_order_acquire);
 }
 
 typedef struct ga_stream ga_stream_t;
@@ -83,6 +89,10 @@ CUcontext ga_stream_ctx(const ga_stream_t *st);
 
 /* Is every known stream of `ctx` idle? */
 bool ga_ctx_idle(CUcontext ctx);
+
+/* Ask the driver about every busy stream of `ctx` (the current context) and
+ * mark those that finished idle. True if all are idle now. */
+bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx);
 
 /* Forget a destroyed stream, or every stream of a destroyed context. */
 void ga_stream_forget(CUstream h);

@@ -1,5 +1,6 @@
 /* sync.c - hooks for calls that wait for the device: they flush whatever the
  * library holds back, then tell the stream tracker what is now known idle. */
+#include "coalesce.h"
 #include "hooks.h"
 #include "modules.h"
 #include "streams.h"
@@ -15,7 +16,10 @@ CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
     ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
-    return waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
+    CUresult r = waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
+    if (r == CUDA_SUCCESS)
+        ga_coalesce_stream_synced(rt, hStream, false);
+    return r;
 }
 
 CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
@@ -36,6 +40,8 @@ CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
     ga_ctx_mark_t m = begin_ctx_wait(rt, ga_current_ctx(rt));
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize)();
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
+    if (r == CUDA_SUCCESS)
+        ga_coalesce_stream_synced(rt, NULL, true);
     return r;
 }
 

@@ -72,6 +72,7 @@ HOOKS = {
     "cuMemFreeAsync": "free_async",
     "cuMemFreeAsync_ptsz": "free_async",
     "cuIpcGetMemHandle": "ipc_get",
+    "cuIpcOpenMemHandle_v2": "ipc_open",
     "cuMemGetAddressRange_v2": "addr_range",
 }
 

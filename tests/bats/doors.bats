@@ -66,3 +66,23 @@ compare() {
     [[ "$output" != *"gpuaccel: calls:"* ]]
     [[ "$output" == *"result ok=1"* ]]
 }
+
+@test "pool on: same results, allocations served from the cache" {
+    export GPUACCEL_POOL=1
+    compare "$PROGS/door_getproc" "$PTX"
+    unset GPUACCEL_POOL
+    echo "$shim_err" | grep -q '^gpuaccel: pool: hits=[0-9]* misses=[1-9]'
+}
+
+@test "coalesce on: same results (reads after writes see the writes), reads served from windows" {
+    export GPUACCEL_COALESCE=1
+    compare "$PROGS/door_getproc" "$PTX"
+    unset GPUACCEL_COALESCE
+    echo "$shim_err" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
+}
+
+@test "every feature on at once: same results" {
+    export GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1
+    compare "$PROGS/door_linked" "$PTX"
+    unset GPUACCEL_POOL GPUACCEL_COALESCE GPUACCEL_GRAPHS
+}

@@ -25,6 +25,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Live allocations, to answer double frees and bad pointers as the driver does. */
 static void *allocs[4096];
+static size_t alloc_sizes[4096];
 
 enum { K_FILL = 1, K_ADD = 2 };
 static int kernel_fill = K_FILL, kernel_add = K_ADD;
@@ -101,6 +102,7 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
         if (!allocs[i]) {
             allocs[i] = p;
+            alloc_sizes[i] = bytesize;
             break;
         }
     pthread_mutex_unlock(&lock);
@@ -123,6 +125,49 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
         }
     pthread_mutex_unlock(&lock);
     return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data,
+                                            CUdeviceptr ptr)
+{
+    void *base = NULL;
+    size_t size = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (allocs[i] && ptr >= (CUdeviceptr)(uintptr_t)allocs[i] &&
+            ptr < (CUdeviceptr)(uintptr_t)allocs[i] + alloc_sizes[i]) {
+            base = allocs[i];
+            size = alloc_sizes[i];
+        }
+    pthread_mutex_unlock(&lock);
+    for (unsigned i = 0; i < n; i++) {
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(unsigned *)data[i] = base ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+            break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *)data[i] = (CUdeviceptr)(uintptr_t)base;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = size; break;
+        case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data[i] = 0; break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
+{
+    (void)flags;
+    *pp = malloc(n);
+    return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE_EXPORT CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
