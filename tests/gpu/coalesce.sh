@@ -1,0 +1,19 @@
+#!/bin/sh
+# coalesce.sh (GPU) - coalescing's guarantees on a real GPU (coalesce_test.cu):
+# the same answers with coalescing on, the polling loop ends, and reads were
+# served from windows. Then the GPU test programs and the prover, unchanged.
+. "${GA_SRC:-.}/tests/gpu/common.sh"
+require_gpu coalesce
+T="$GA_BUILD/tests/gpu/coalesce_test"
+[ -x "$T" ] || { echo "SKIP: built without nvcc"; exit 77; }
+SHIM_ENV="GPUACCEL_COALESCE=1"
+compare_runs "$T"
+echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"
+echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "no read was served"
+compare_runs "$GA_BUILD/tests/gpu/cudart_static"
+compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+echo "$SHIM_ERR" | grep '^gpuaccel: coalesce:'
+SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_POOL=1"
+compare_runs "$T"
+compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+echo "PASS: coalesce"

@@ -1,0 +1,156 @@
+// coalesce_test.cu - what coalescing must keep true, checked with and without it:
+//   scan      4-byte reads see the right values, before and after a kernel, a
+//             memset and a host-to-device copy change the data
+//   stream    reads on a non-blocking stream right after a kernel on that
+//             stream see its writes (async copy + stream sync, like .item())
+//   poll      a host loop polling a flag that a running kernel sets ends
+//   threads   four threads reading different buffers at once
+// Prints one line per check; the library must not change any of them.
+#include <pthread.h>
+#include <cstdio>
+#include <cstdlib>
+
+#define CK(call)                                                                          \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
+                    cudaGetErrorString(e_));                                              \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+__global__ void pattern(unsigned *p, unsigned n, unsigned salt)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = i * 2654435761u ^ salt;
+}
+
+__global__ void set_flag_late(volatile unsigned *flag, long long spin)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < spin) {
+    }
+    *flag = 1;
+    __threadfence_system();
+}
+
+static unsigned expect(unsigned i, unsigned salt) { return i * 2654435761u ^ salt; }
+
+static int read_all(const unsigned *d, unsigned n, unsigned salt, unsigned stride)
+{
+    int ok = 1;
+    for (unsigned i = 0; i < n; i += stride) {
+        unsigned v;
+        CK(cudaMemcpy(&v, d + i, 4, cudaMemcpyDeviceToHost));
+        ok &= v == expect(i, salt);
+    }
+    return ok;
+}
+
+static void scan()
+{
+    const unsigned n = 1 << 20;
+    unsigned *d;
+    CK(cudaMalloc(&d, n * 4));
+    pattern<<<(n + 255) / 256, 256>>>(d, n, 7);
+    int ok = read_all(d, n, 7, 1) && read_all(d, n, 7, 4099); // forward, then jumps
+    pattern<<<(n + 255) / 256, 256>>>(d, n, 99); // a kernel changes everything
+    ok &= read_all(d, 4096, 99, 1);
+    CK(cudaMemset(d + 100, 0xff, 4)); // a memset changes one word
+    unsigned v;
+    CK(cudaMemcpy(&v, d + 100, 4, cudaMemcpyDeviceToHost));
+    ok &= v == 0xffffffffu;
+    unsigned w = 12345; // a host-to-device copy changes another
+    CK(cudaMemcpy(d + 101, &w, 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(&v, d + 101, 4, cudaMemcpyDeviceToHost));
+    ok &= v == 12345;
+    CK(cudaMemcpy(&v, d + 102, 4, cudaMemcpyDeviceToHost));
+    ok &= v == expect(102, 99);
+    printf("scan ok=%d\n", ok);
+    CK(cudaFree(d));
+}
+
+static void stream()
+{
+    const unsigned n = 1 << 16;
+    unsigned *d, v;
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaMalloc(&d, n * 4));
+    int ok = 1;
+    for (unsigned round = 0; round < 50; round++) {
+        pattern<<<(n + 255) / 256, 256, 0, s>>>(d, n, round);
+        for (unsigned k = 0; k < 20; k++) {
+            CK(cudaMemcpyAsync(&v, d + k * 31, 4, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
+            ok &= v == expect(k * 31, round);
+        }
+    }
+    printf("stream ok=%d\n", ok);
+    CK(cudaFree(d));
+    CK(cudaStreamDestroy(s));
+}
+
+static void poll()
+{
+    unsigned *flag;
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaMalloc(&flag, 4096));
+    CK(cudaMemset(flag, 0, 4096));
+    CK(cudaDeviceSynchronize());
+    set_flag_late<<<1, 1, 0, s>>>(flag, 100000000LL); // ~50 ms
+    unsigned v = 0;
+    long polls = 0;
+    while (v == 0 && polls < 50000000) {
+        CK(cudaMemcpy(&v, flag, 4, cudaMemcpyDeviceToHost)); // legacy: does not wait for s
+        polls++;
+    }
+    CK(cudaStreamSynchronize(s));
+    printf("poll ok=%d\n", v == 1);
+    CK(cudaFree(flag));
+    CK(cudaStreamDestroy(s));
+}
+
+static void *reader(void *arg)
+{
+    long id = (long)arg;
+    const unsigned n = 1 << 18;
+    unsigned *d;
+    CK(cudaMalloc(&d, n * 4));
+    pattern<<<(n + 255) / 256, 256>>>(d, n, (unsigned)id);
+    CK(cudaDeviceSynchronize());
+    long ok = read_all(d, n, (unsigned)id, 3);
+    CK(cudaFree(d));
+    return (void *)ok;
+}
+
+static void threads()
+{
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, reader, (void *)i);
+    int ok = 1;
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        ok &= r != NULL;
+    }
+    printf("threads ok=%d\n", ok);
+}
+
+int main()
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        return 77;
+    }
+    scan();
+    stream();
+    poll();
+    threads();
+    return 0;
+}
