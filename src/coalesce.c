@@ -36,6 +36,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "modules.h"
+#include "profile.h"
 #include "streams.h"
 
 enum { N_SLOTS = 16, MAX_GROWTH = 16 };
@@ -280,8 +281,8 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     return *r == CUDA_SUCCESS;
 }
 
-CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
-                      size_t ByteCount)
+static CUresult dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
+                     size_t ByteCount)
 {
     bool pt = ga_entries[id].per_thread;
     ga_modules_flush(rt, GA_FLUSH_STREAM, NULL);
@@ -299,6 +300,15 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
     CUresult r = GA_REAL(rt, id, cuMemcpyDtoH_v2)(dstHost, srcDevice, ByteCount);
     if (r == CUDA_SUCCESS)
         ga_stream_mark_idle(m);
+    return r;
+}
+
+CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
+                      size_t ByteCount)
+{
+    uint64_t t0 = ga_profile_t0();
+    CUresult r = dtoh(rt, id, dstHost, srcDevice, ByteCount);
+    ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);
     return r;
 }
 
@@ -354,19 +364,22 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
 CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
                             size_t ByteCount, CUstream hStream)
 {
+    uint64_t t0 = ga_profile_t0();
     bool pt = ga_entries[id].per_thread;
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
     bool small = rt->cfg.coalesce && dstHost && ByteCount && ByteCount <= rt->cfg.coalesce_max;
+    CUresult r = CUDA_SUCCESS;
     /* Served only when the stream has nothing queued: the copy would have run
      * at once and completed before the program's next sync. */
-    if (small && stream_idle(rt, hStream, pt) && serve(dstHost, srcDevice, ByteCount))
-        return CUDA_SUCCESS;
-    if (small)
-        atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
-    CUresult r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
-    ga_work_end(rt, r, hStream, pt, false);
-    if (r == CUDA_SUCCESS && small)
-        start_async_fill(rt, srcDevice, ByteCount, hStream, pt, id);
+    if (!(small && stream_idle(rt, hStream, pt) && serve(dstHost, srcDevice, ByteCount))) {
+        if (small)
+            atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+        r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
+        ga_work_end(rt, r, hStream, pt, false);
+        if (r == CUDA_SUCCESS && small)
+            start_async_fill(rt, srcDevice, ByteCount, hStream, pt, id);
+    }
+    ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);
     return r;
 }
 
@@ -406,20 +419,24 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool all)
 CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
                         size_t ByteCount)
 {
+    uint64_t t0 = ga_profile_t0();
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
     ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
+    ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
     return r;
 }
 
 CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
                               size_t ByteCount, CUstream hStream)
 {
+    uint64_t t0 = ga_profile_t0();
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuMemcpyAsync)(dst, src, ByteCount, hStream);
     ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
     return r;
 }
 

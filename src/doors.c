@@ -54,10 +54,27 @@ static bool is_ours(const void *p)
            mine.dli_fbase == theirs.dli_fbase;
 }
 
+/* Graphics-interop entry points live in cudaGL.h, cudaEGL.h, cudaVDPAU.h and
+ * the Direct3D headers, not cuda.h, so the table does not know them; cudart
+ * fetches them all at start-up. They register and map graphics resources;
+ * what a mapped resource holds only changes through cuGraphicsMapResources
+ * (in cuda.h: a tracked writer) or the graphics API itself, which no CUDA
+ * feature of this library can see either way. */
+static bool graphics_interop(const char *name)
+{
+    static const char *const prefixes[] = {"cuGL", "cuEGL", "cuVDPAU", "cuWGL", "cuD3D",
+                                           "cuGraphicsGL", "cuGraphicsEGL", "cuGraphicsVDPAU",
+                                           "cuGraphicsD3D", "cuProfilerInitialize"};
+    for (size_t i = 0; i < GA_ARRAY_LEN(prefixes); i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return false;
+}
+
 /* A driver pointer for `base` with no entry in this build's table. */
 static void *unknown_driver_ptr(void *p, const char *base)
 {
-    if (!ga_name_read_only(base))
+    if (!ga_name_read_only(base) && !graphics_interop(base))
         ga_streams_note_untracked(base);
     return p;
 }

@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "modules.h"
+#include "profile.h"
 #include "streams.h"
 
 CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned int gridDimX,
@@ -12,11 +13,19 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
                         unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
                         void **extra)
 {
+    bool pt = ga_entries[id].per_thread;
+    if (ga_profiling)
+        ga_profile_kernel_begin(rt, hStream, pt);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX,
                                                  blockDimY, blockDimZ, sharedMemBytes, hStream,
                                                  kernelParams, extra);
     ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    if (r == CUDA_SUCCESS && ga_profiling) {
+        const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
+        const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
+        ga_profile_launch(rt, f, grid, block, sharedMemBytes, hStream, pt);
+    }
     if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))
         (void)ga_kernel_info(rt, f); /* logs the name on first sight */
     return r;
@@ -25,8 +34,16 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
 CUresult ga_hook_launch_ex(const ga_rt_t *rt, ga_id_t id, const CUlaunchConfig *config,
                            CUfunction f, void **kernelParams, void **extra)
 {
+    bool pt = ga_entries[id].per_thread;
+    if (ga_profiling && config)
+        ga_profile_kernel_begin(rt, config->hStream, pt);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuLaunchKernelEx)(config, f, kernelParams, extra);
-    ga_work_end(rt, r, config ? config->hStream : GA_NOSTREAM, ga_entries[id].per_thread, true);
+    ga_work_end(rt, r, config ? config->hStream : GA_NOSTREAM, pt, true);
+    if (r == CUDA_SUCCESS && ga_profiling && config) {
+        const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+        const unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
+        ga_profile_launch(rt, f, grid, block, config->sharedMemBytes, config->hStream, pt);
+    }
     return r;
 }

@@ -31,9 +31,13 @@ CUresult ga_hook_stream_create_prio(const ga_rt_t *rt, ga_id_t id, CUstream *phS
 CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    if (!rt->track)
+        return GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+    ga_stream_destroy_begin();
     CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     if (r == CUDA_SUCCESS)
         ga_stream_forget(hStream);
+    ga_stream_destroy_end();
     return r;
 }
 

@@ -22,12 +22,13 @@ void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx);
 void ga_modules_exit(void);
 
 /* Fork handlers of every stateful module, in lock order. */
-#define GA_FORK_MODULES {&ga_stats_fork, &ga_streams_fork, &ga_registry_fork, &ga_pool_fork, \
+#define GA_FORK_MODULES {&ga_profile_fork, &ga_stats_fork, &ga_streams_fork, &ga_registry_fork, &ga_pool_fork, \
                          &ga_coalesce_fork}
 
 #include "coalesce.h"
 
 #include "pool.h"
+#include "profile.h"
 #include "registry.h"
 #include "stats.h"
 #include "streams.h"

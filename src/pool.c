@@ -23,6 +23,7 @@
 #include "pool.h"
 
 #include "coalesce.h"
+#include "profile.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -256,7 +257,7 @@ static bool pooling(const ga_rt_t *rt)
 
 /* ---- hooks --------------------------------------------------------------------- */
 
-CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
+static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
 {
     __typeof__(&cuMemAlloc_v2) real = GA_REAL(rt, id, cuMemAlloc_v2);
     int c = ga_pool_class(bytesize);
@@ -292,12 +293,24 @@ CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t 
     return r;
 }
 
+CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
+{
+    uint64_t t0 = ga_profile_t0();
+    CUresult r = alloc_block(rt, id, dptr, bytesize);
+    ga_profile_alloc_done(t0, r, dptr ? *dptr : 0, bytesize);
+    return r;
+}
+
 CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t *pPitch,
                              size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
 {
+    uint64_t t0 = ga_profile_t0();
     ga_work_begin(rt, true);
-    return GA_REAL(rt, id, cuMemAllocPitch_v2)(dptr, pPitch, WidthInBytes, Height,
-                                              ElementSizeBytes);
+    CUresult r = GA_REAL(rt, id, cuMemAllocPitch_v2)(dptr, pPitch, WidthInBytes, Height,
+                                                    ElementSizeBytes);
+    ga_profile_alloc_done(t0, r, dptr ? *dptr : 0,
+                          r == CUDA_SUCCESS ? *pPitch * Height : WidthInBytes * Height);
+    return r;
 }
 
 /* The pool's part of a free: queue a live block behind a fence. Returns false
@@ -361,29 +374,32 @@ static bool keep_block(const ga_rt_t *rt, CUdeviceptr dptr, CUresult *err)
 
 CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
 {
+    uint64_t t0 = ga_profile_t0();
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
-    CUresult err;
-    if (rt->cfg.pool && dptr && ga_current_ctx(rt) && keep_block(rt, dptr, &err)) {
-        ga_work_end(rt, err, GA_NOSTREAM, false, true);
-        return err;
-    }
-    return GA_REAL(rt, id, cuMemFree_v2)(dptr);
+    CUresult r;
+    if (!(rt->cfg.pool && dptr && ga_current_ctx(rt) && keep_block(rt, dptr, &r)))
+        r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    ga_profile_free_done(t0, r, dptr);
+    return r;
 }
 
 CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream hStream)
 {
+    uint64_t t0 = ga_profile_t0();
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
     ga_work_begin(rt, true);
-    CUresult err;
+    CUresult r;
     /* A pooled block freed stream-ordered: the fence covers hStream if the
      * tracker saw work on it, which it did if the program used the block there. */
-    if (rt->cfg.pool && dptr && ga_current_ctx(rt) && keep_block(rt, dptr, &err)) {
-        ga_work_end(rt, err, GA_NOSTREAM, false, true);
-        return err;
+    if (rt->cfg.pool && dptr && ga_current_ctx(rt) && keep_block(rt, dptr, &r))
+        ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    else {
+        r = GA_REAL(rt, id, cuMemFreeAsync)(dptr, hStream);
+        ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
     }
-    CUresult r = GA_REAL(rt, id, cuMemFreeAsync)(dptr, hStream);
-    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    ga_profile_free_done(t0, r, dptr);
     return r;
 }
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "profile.h"
 
 __thread ga_thread_stats_t *ga_tl_stats __attribute__((tls_model("initial-exec")));
 bool ga_stats_timing;
@@ -42,9 +43,11 @@ ga_thread_stats_t *ga_stats_attach(void)
 void ga_span_record(const ga_span_t *sp, CUresult r)
 {
     (void)r;
+    uint64_t t1 = ga_now_ns();
     ga_thread_stats_t *s = ga_tl_stats;
     if (s)
-        ga_bump(&s->ns[sp->id], ga_now_ns() - sp->t0);
+        ga_bump(&s->ns[sp->id], t1 - sp->t0);
+    ga_profile_span(sp->id, sp->t0, t1);
 }
 
 static uint64_t sum(size_t offset, ga_id_t id)

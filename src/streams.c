@@ -35,6 +35,12 @@ struct ga_stream {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ga_stream_t *table;     /* guarded by lock */
+/* Held shared while the library records on or queries a stream the program
+ * owns (it may belong to another thread), exclusive while the program destroys
+ * one: the driver need not survive a call on a destroyed stream. Held across
+ * driver calls, which is safe because the exclusive side takes it before its
+ * own driver call and holds no other lock. */
+static pthread_rwlock_t use_lock = PTHREAD_RWLOCK_INITIALIZER;
 static ga_stream_t *free_list; /* guarded by lock */
 static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
@@ -243,6 +249,7 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
         return false;
     __typeof__(&cuStreamQuery) query = GA_REAL(rt, GA_ID_cuStreamQuery, cuStreamQuery);
     bool idle = true;
+    pthread_rwlock_rdlock(&use_lock);
     for (unsigned i = 0; i < n; i++) {
         /* The handle to query: a created stream's own, or the default ones. */
         CUstream h = busy[i].st->key.handle;
@@ -251,6 +258,7 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
         else
             idle = false;
     }
+    pthread_rwlock_unlock(&use_lock);
     return idle;
 }
 
@@ -260,6 +268,16 @@ static void retire_locked(ga_stream_t *st)
     st->next_free = free_list;
     free_list = st;
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+}
+
+void ga_stream_destroy_begin(void)
+{
+    pthread_rwlock_wrlock(&use_lock);
+}
+
+void ga_stream_destroy_end(void)
+{
+    pthread_rwlock_unlock(&use_lock);
 }
 
 void ga_stream_forget(CUstream h)
@@ -391,7 +409,8 @@ bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
     if (!f->ctx)
         return false;
     /* Collect the busy non-blocking streams of this context under the lock,
-     * then record outside it. */
+     * then record outside it (but keeping them from being destroyed). */
+    pthread_rwlock_rdlock(&use_lock);
     pthread_mutex_lock(&lock);
     unsigned cap = 1 + HASH_COUNT(table);
     CUstream *targets = malloc(cap * sizeof *targets);
@@ -406,6 +425,7 @@ bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
     ok = ok && record(rt, f, CU_STREAM_LEGACY);
     for (unsigned i = 0; ok && i < nt; i++)
         ok = record(rt, f, targets[i]);
+    pthread_rwlock_unlock(&use_lock);
     free(targets);
     if (!ok)
         ga_fence_release(rt, f);
@@ -435,10 +455,21 @@ void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f)
     memset(f, 0, sizeof *f);
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_prepare(void)
+{
+    pthread_rwlock_wrlock(&use_lock);
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&use_lock);
+}
+
 static void fork_child(void)
 {
+    pthread_rwlock_init(&use_lock, NULL);
     /* CUDA state does not survive fork: forget every stream and event (their
      * memory is leaked on purpose; the handles mean nothing in the child). */
     pthread_mutex_init(&lock, NULL);

@@ -94,6 +94,11 @@ bool ga_ctx_idle(CUcontext ctx);
  * mark those that finished idle. True if all are idle now. */
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx);
 
+/* Around the program's cuStreamDestroy: waits until no fence or query of the
+ * library is using a stream, and keeps new ones out until it is gone. */
+void ga_stream_destroy_begin(void);
+void ga_stream_destroy_end(void);
+
 /* Forget a destroyed stream, or every stream of a destroyed context. */
 void ga_stream_forget(CUstream h);
 void ga_ctx_forget(CUcontext ctx);

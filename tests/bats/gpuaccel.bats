@@ -1,0 +1,261 @@
+#!/usr/bin/env bats
+# gpuaccel.bats - the gpuaccel command: every subcommand and option, its errors
+# and exit codes, against the fake driver and plain shell commands (no GPU).
+load helpers
+bats_require_minimum_version 1.5.0 # run -127
+
+setup() {
+    setup_fake
+    GA_TOOL="${GA_TOOL:-$GA_BUILD/tools/gpuaccel}"
+    [ -x "$GA_TOOL" ] || { echo "gpuaccel not built: $GA_TOOL" >&2; return 1; }
+    T="$BATS_TEST_TMPDIR"
+}
+
+# ga ARGS...: the command with the built library and the fake driver.
+ga() {
+    env LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" "$@"
+}
+
+@test "--help and --version" {
+    run "$GA_TOOL" --help
+    [ "$status" -eq 0 ]
+    for c in run profile report ab env; do [[ "$output" == *"  $c "* ]]; done
+    run "$GA_TOOL" --version
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^gpuaccel\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+    run "$GA_TOOL" ab --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"--check-digest"* ]]
+}
+
+@test "usage errors exit 2 with one clear line" {
+    run "$GA_TOOL"
+    [ "$status" -eq 2 ]
+    run "$GA_TOOL" frobnicate
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown command 'frobnicate'"* ]]
+    run ga run --bogus -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown option '--bogus'"* ]]
+    run ga run --enable
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--enable needs a value"* ]]
+    run ga run --enable warp -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown feature in 'warp'"* ]]
+    run ga run
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"no command to run"* ]]
+    run ga ab --enable pool -- true
+    [ "$status" -eq 2 ]
+    run "$GA_TOOL" env extra
+    [ "$status" -eq 2 ]
+}
+
+@test "env lists every GPUACCEL_* variable with its default" {
+    run "$GA_TOOL" env
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "variable"*"default"*"meaning" ]]
+    echo "$output" | grep -Eq '^GPUACCEL_POOL +0 +serve cuMemAlloc'
+    echo "$output" | grep -Eq '^GPUACCEL_GRAPH_MIN +5 '
+    echo "$output" | grep -Eq '^GPUACCEL_PROFILE +\(none\) '
+    # every variable the README documents
+    for v in $(grep -o '^| `GPUACCEL[A-Z_]*`' "$GA_SRC/README.md" | tr -d '|` '); do
+        echo "$output" | grep -q "^$v " || { echo "missing $v"; false; }
+    done
+}
+
+@test "run: preloads the library and toggles features by name" {
+    run ga run --enable pool,graphs --disable graphs -- sh -c 'echo "$LD_PRELOAD|$GPUACCEL_POOL|$GPUACCEL_GRAPHS|${GPUACCEL_TUNE-unset}"'
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(readlink -f "$GA_LIB")|1|0|unset" ]
+    run ga run --enable all --disable swap -- sh -c 'env | grep -E "^GPUACCEL_(POOL|COALESCE|GRAPHS|TUNE|KERNELS)=" | sort | tr "\n" " "'
+    [ "$output" = "GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=0 GPUACCEL_POOL=1 GPUACCEL_TUNE=1 " ]
+}
+
+@test "run: keeps the user's LD_PRELOAD after the library's" {
+    # (the loader complains about the missing /lib/nothing.so on stderr)
+    run env LD_PRELOAD=/lib/nothing.so GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" run -- sh -c 'echo "=$LD_PRELOAD="'
+    [[ "$output" == *"=$(readlink -f "$GA_LIB"):/lib/nothing.so="* ]]
+}
+
+@test "run: the command's exit status passes through" {
+    run ga run -- sh -c 'exit 3'
+    [ "$status" -eq 3 ]
+}
+
+@test "run: a CUDA program gives the same output under the library" {
+    want=$(native "$PROGS/door_getproc" "$PTX")
+    run ga run --enable all -- "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$want" ]
+}
+
+@test "run: command not found is 127, not executable is 126" {
+    run -127 ga run -- no-such-command-here
+    [ "$output" = "gpuaccel: no-such-command-here: command not found" ]
+    run -127 ga run -- ./no/such/path
+    touch "$T/plain"
+    run ga run -- "$T/plain"
+    [ "$status" -eq 126 ]
+    [[ "$output" == *"not executable"* ]]
+}
+
+@test "library: --lib, GPUACCEL_LIB, next to the command, and not found" {
+    run env -u GPUACCEL_LIB "$GA_TOOL" run --lib "$T/missing.so" -- true
+    [ "$status" -eq 2 ]
+    [ "$output" = "gpuaccel: library not found: $T/missing.so" ]
+    run env GPUACCEL_LIB="$T/missing.so" "$GA_TOOL" run -- true
+    [ "$status" -eq 2 ]
+    # an installed layout: bin/gpuaccel and lib/libgpuaccel.so
+    mkdir -p "$T/inst/bin" "$T/inst/lib" "$T/lone"
+    cp "$GA_TOOL" "$T/inst/bin/gpuaccel"
+    cp "$GA_LIB" "$T/inst/lib/libgpuaccel.so"
+    run env -u GPUACCEL_LIB "$T/inst/bin/gpuaccel" run -- sh -c 'echo "$LD_PRELOAD"'
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(readlink -f "$T/inst/lib/libgpuaccel.so")" ]
+    cp "$GA_TOOL" "$T/lone/gpuaccel"
+    run env -u GPUACCEL_LIB "$T/lone/gpuaccel" run -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == "gpuaccel: library not found (tried "*"use --lib PATH or GPUACCEL_LIB" ]]
+}
+
+@test "profile: writes the three files and says where" {
+    cd "$T"
+    run ga profile -o "$T/p" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"result ok=1"* ]]
+    [[ "$output" == *"gpuaccel: profile: $T/p.txt (report), $T/p.json, $T/p.trace.json"* ]]
+    [ -s "$T/p.txt" ] && [ -s "$T/p.json" ] && [ -s "$T/p.trace.json" ]
+    grep -q '^Opportunities' "$T/p.txt"
+    run ga profile -- "$PROGS/door_getproc" "$PTX" # the default name, in the current directory
+    [ -s "$T/gpuaccel-profile.json" ]
+}
+
+@test "profile: --kernels, toggles, and a command that never uses CUDA" {
+    run ga profile --kernels --enable pool -o "$T/q" -- sh -c 'echo "$GPUACCEL_PROFILE $GPUACCEL_PROFILE_KERNELS $GPUACCEL_POOL"; exit 4'
+    [ "$status" -eq 4 ]
+    [ "${lines[0]}" = "$T/q 1 1" ]
+    [[ "$output" == *"no profile was written to $T/q.json"* ]]
+    run -127 ga profile -o "$T/q" -- no-such-command-here
+}
+
+@test "report: prints the report again from the JSON" {
+    ga profile -o "$T/r" -- "$PROGS/door_getproc" "$PTX" >/dev/null 2>&1
+    run "$GA_TOOL" report "$T/r.json"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(cat "$T/r.txt")" ]
+    run "$GA_TOOL" report "$T/r" # the -o name works too
+    [ "$status" -eq 0 ]
+    run "$GA_TOOL" report "$T/none.json"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"none.json: No such file or directory" ]]
+    echo '{"schema":"x","nested":{"a":[1,{"b":"}"}]}}' > "$T/bad.json"
+    run "$GA_TOOL" report "$T/bad.json"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"not a gpuaccel profile"* ]]
+    run "$GA_TOOL" report
+    [ "$status" -eq 2 ]
+}
+
+@test "ab: a CUDA program on the fake driver, digests agree" {
+    run ga ab -n 2 --check-digest '^result' -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"2 runs each, alternating, after one warm-up"* ]]
+    echo "$output" | grep -Eq '^native +[0-9.]+ [mu]?s .* reference$'
+    echo "$output" | grep -Eq '^all +[0-9.]+ [mu]?s .* [0-9.]+x +\([0-9.]+-[0-9.]+\) +agree$'
+}
+
+@test "ab: --feature picks one row; --per-feature one per feature plus all" {
+    run ga ab -n 1 --feature pool -- true
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q '^pool '
+    ! echo "$output" | grep -q '^all '
+    run ga ab -n 1 --per-feature -- true
+    [ "$status" -eq 0 ]
+    for f in native pool coalesce graphs tune kernels all; do echo "$output" | grep -q "^$f "; done
+    echo "$output" | grep -q 'not checked'
+}
+
+@test "ab: --json is machine-readable" {
+    command -v python3 >/dev/null || skip "no python3"
+    ga ab -n 2 --per-feature --json --check-digest result -- "$PROGS/door_getproc" "$PTX" > "$T/ab.json"
+    python3 - "$T/ab.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["runs"] == 2 and d["check"] == {"kind": "digest", "pattern": "result"}, d
+assert len(d["native"]["times_s"]) == 2
+assert [r["feature"] for r in d["rows"]] == ["pool", "coalesce", "graphs", "tune", "kernels", "all"]
+for r in d["rows"]:
+    assert r["outputs_agree"] is True and r["speedup_min"] <= r["speedup_max"]
+    assert r["min_s"] <= r["median_s"] <= r["max_s"]
+assert d["outputs_agree"] is True
+EOF
+}
+
+@test "ab: --svg writes a bar chart" {
+    run ga ab -n 2 --per-feature --svg "$T/ab.svg" -- true
+    [ "$status" -eq 0 ]
+    grep -q '^<svg xmlns="http://www.w3.org/2000/svg"' "$T/ab.svg"
+    grep -q '1.0x = native' "$T/ab.svg"
+    [ "$(grep -c '<rect x=' "$T/ab.svg")" -eq 6 ]
+    if command -v python3 >/dev/null; then
+        python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/ab.svg"
+    fi
+    run ga ab -n 1 --svg /nonexistent/dir/x.svg -- true
+    [ "$status" -eq 2 ]
+}
+
+@test "ab: outputs that differ exit 1 and say so" {
+    run ga ab -n 1 --check-digest '^digest' -- sh -c 'echo digest ${LD_PRELOAD:+library}${LD_PRELOAD:-native}'
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"all output differs:"*"native: digest native"*"all: digest library"* ]]
+    echo "$output" | grep -Eq '^all .*DIFFER$'
+    [[ "$output" == *"outputs differ between the native run and the library's"* ]]
+    run ga ab -n 1 --check-digest '^nothing matches' -- echo hello
+    [ "$status" -eq 0 ] # the same "(no line matches)" on both sides
+}
+
+@test "ab: --check-file compares the file's bytes after each run" {
+    run ga ab -n 2 --check-file "$T/out.bin" -- sh -c "printf 'a\\0b' > '$T/out.bin'"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -Eq '^all .* agree$'
+    run ga ab -n 1 --check-file "$T/out2" -- sh -c "echo \${LD_PRELOAD:+x} > '$T/out2'"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"all: $T/out2 differs from the native run's"* ]]
+}
+
+@test "ab: a failing command stops with exit 1 and its stderr" {
+    run ga ab -n 2 -- sh -c 'echo boom >&2; exit 3'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"native run of 'sh' failed (exit status 3)"* ]]
+    [[ "$output" == *"boom"* ]]
+}
+
+@test "ab: option errors" {
+    run ga ab -n 0 -- true
+    [ "$status" -eq 2 ]
+    run ga ab -n many -- true
+    [ "$status" -eq 2 ]
+    run ga ab --feature warp -- true
+    [ "$status" -eq 2 ]
+    run ga ab --check-digest x --check-file y -- true
+    [ "$status" -eq 2 ]
+    run ga ab --check-digest '(' -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"not a valid regular expression"* ]]
+    run -127 ga ab -- no-such-command-here
+}
+
+@test "ab: no GPU is a note, or exit 77 with --require-gpu" {
+    [ ! -e /dev/nvidiactl ] && [ ! -e /dev/nvidia0 ] || skip "this machine has a GPU"
+    run ga ab -n 1 -- true
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"note: no NVIDIA GPU here"* ]]
+    run ga ab -n 1 --require-gpu -- true
+    [ "$status" -eq 77 ]
+    [ "$output" = "gpuaccel: no GPU: /dev/nvidiactl is missing (--require-gpu)" ]
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bats
+# profile.bats - GPUACCEL_PROFILE end to end on the fake driver: the three
+# files for each door, their counts, the JSON against doc/profile-schema.json
+# and the trace against the trace-event format (with python3), SIGTERM, fork
+# and several processes sharing one path, and no profile in pass-through.
+load helpers
+
+setup() {
+    setup_fake
+    T="$BATS_TEST_TMPDIR"
+}
+
+# check_files PREFIX: FILE.json valid against the schema, FILE.trace.json a
+# valid trace, FILE.txt the JSON's text. Without python3 only presence.
+check_files() {
+    [ -s "$1.txt" ] || { echo "no $1.txt"; return 1; }
+    [ -s "$1.json" ] || { echo "no $1.json"; return 1; }
+    [ -s "$1.trace.json" ] || { echo "no $1.trace.json"; return 1; }
+    command -v python3 >/dev/null || return 0
+    python3 - "$GA_SRC/doc/profile-schema.json" "$1" <<'EOF'
+import json, sys
+schema, prefix = json.load(open(sys.argv[1])), sys.argv[2]
+TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
+def check(v, s, where):
+    t = s.get("type")
+    if t == "integer":
+        assert isinstance(v, int) and not isinstance(v, bool), where
+    elif t:
+        assert isinstance(v, TYPES[t]), (where, t)
+    if "const" in s: assert v == s["const"], where
+    if "enum" in s: assert v in s["enum"], (where, v)
+    if "minimum" in s: assert v >= s["minimum"], where
+    if "minItems" in s: assert len(v) >= s["minItems"], where
+    if "maxItems" in s: assert len(v) <= s["maxItems"], where
+    if isinstance(v, list) and "items" in s:
+        for i, x in enumerate(v): check(x, s["items"], "%s[%d]" % (where, i))
+    if isinstance(v, dict):
+        for k in s.get("required", []): assert k in v, (where, "missing", k)
+        for k, x in v.items():
+            if k in s.get("properties", {}): check(x, s["properties"][k], where + "." + k)
+            else: assert s.get("additionalProperties", True), (where, "extra", k)
+doc = json.load(open(prefix + ".json"))
+check(doc, schema, "$")
+assert doc["text"] == open(prefix + ".txt").read()
+trace = json.load(open(prefix + ".trace.json"))
+assert trace["traceEvents"] and "otherData" in trace
+for e in trace["traceEvents"]:
+    for k in ("name", "ph", "ts", "pid", "tid"): assert k in e, (e, k)
+    assert e["ph"] in ("X", "M"), e
+    if e["ph"] == "X": assert e["dur"] >= 0 and e["ts"] >= 0, e
+EOF
+}
+
+# jq-less field access: py PREFIX EXPRESSION (d is the JSON document)
+py() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1]+'.json')); print($2)" "$1"
+}
+
+profiled() { # PREFIX PROG ARGS...
+    local p=$1
+    shift
+    env GPUACCEL_PROFILE="$p" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$@"
+}
+
+@test "each door: three valid files, and the program's output unchanged" {
+    for door in door_dlsym door_getproc door_linked; do
+        want=$(native "$PROGS/$door" "$PTX")
+        run profiled "$T/$door" "$PROGS/$door" "$PTX"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$want" ]
+        check_files "$T/$door"
+        [ ! -e "$T/$door.owner" ]
+    done
+}
+
+@test "the counts are the workload's" {
+    command -v python3 >/dev/null || skip "no python3"
+    profiled "$T/p" "$PROGS/door_getproc" "$PTX" >/dev/null
+    [ "$(py "$T/p" '[e["calls"] for e in d["entry_points"] if e["name"]=="cuLaunchKernel"][0]')" = 22 ]
+    [ "$(py "$T/p" 'd["kernels"]["launches"]')" = 21 ]     # the oversized launch failed
+    [ "$(py "$T/p" 'd["copies"]["small_dtoh_reads"]')" = 257 ]
+    [ "$(py "$T/p" 'd["allocations"]["count"], d["allocations"]["failed"]')" = "1 1" ]
+    [ "$(py "$T/p" 'sorted(k["name"] for k in d["kernels"]["list"])')" = "['add', 'fill']" ]
+    # 20 "add" launches alternate between two streams: one 10-launch topology, twice
+    [ "$(py "$T/p" '[(s["length"], s["repeats"]) for s in d["sequences"]["list"]]')" = "[(10, 2)]" ]
+    [ "$(py "$T/p" '[o["feature"] for o in d["opportunities"]]')" = "['coalesce', 'pool', 'graphs', 'tune', 'kernels']" ]
+    grep -q '"cat":"driver","ph":"X"' "$T/p.trace.json"
+}
+
+@test "the unit test's synthetic profiles validate too" {
+    [ -x "$GA_BUILD/tests/unit/test_profile" ] || skip "test_profile not built"
+    out=$(GA_PROFILE_KEEP=1 GA_SRC="$GA_SRC" "$GA_BUILD/tests/unit/test_profile")
+    dir=$(echo "$out" | sed -n 's/^files in //p')
+    for p in busy quiet timed live forked; do check_files "$dir/$p"; done
+    rm -rf "$dir"
+}
+
+@test "pass-through (GPUACCEL=0) writes no profile" {
+    run env GPUACCEL=0 GPUACCEL_PROFILE="$T/off" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/off.json" ]
+}
+
+@test "an unwritable path: one warning, the program unaffected" {
+    want=$(native "$PROGS/door_getproc" "$PTX")
+    run profiled /nonexistent/dir/p "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -c '^gpuaccel: warning: GPUACCEL_PROFILE')" -eq 1 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+}
+
+# A CUDA "program" that waits: python3 with ctypes on the fake driver.
+sleeper() { # SECONDS
+    echo "import ctypes, time, os, sys
+c = ctypes.CDLL('libcuda.so.1'); c.cuInit(0)
+print('ready', flush=True); time.sleep($1)"
+}
+
+@test "SIGTERM: the profile is written, then the default action" {
+    command -v python3 >/dev/null || skip "no python3"
+    # env, not the profiled function: $! must be the program's own pid
+    env GPUACCEL_PROFILE="$T/term" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        python3 -c "$(sleeper 30)" > "$T/out" &
+    pid=$!
+    for _ in $(seq 50); do grep -q ready "$T/out" 2>/dev/null && break; sleep 0.1; done
+    kill -TERM "$pid"
+    status=0
+    wait "$pid" || status=$?
+    [ "$status" -eq 143 ] # killed by SIGTERM, as without the library
+    check_files "$T/term"
+    [ "$(py "$T/term" 'd["written_on"]')" = signal ]
+}
+
+@test "fork: the child writes FILE.<pid>.*" {
+    command -v python3 >/dev/null || skip "no python3"
+    run profiled "$T/fork" python3 -c "
+import ctypes, os, sys
+c = ctypes.CDLL('libcuda.so.1'); c.cuInit(0)
+pid = os.fork()
+if pid == 0:
+    c.cuInit(0); sys.exit(0)
+os.waitpid(pid, 0); print(pid)"
+    [ "$status" -eq 0 ]
+    check_files "$T/fork"
+    check_files "$T/fork.$output"
+    [ "$(py "$T/fork.$output" 'd["pid"]')" = "$output" ]
+}
+
+@test "processes sharing one GPUACCEL_PROFILE: the first owns it, others add .<pid>" {
+    command -v python3 >/dev/null || skip "no python3"
+    env GPUACCEL_PROFILE="$T/multi" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        python3 -c "$(sleeper 2)" > "$T/out" &
+    owner=$!
+    for _ in $(seq 50); do grep -q ready "$T/out" 2>/dev/null && break; sleep 0.1; done
+    [ -e "$T/multi.owner" ]
+    env GPUACCEL_PROFILE="$T/multi" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/door_getproc" "$PTX" >/dev/null &
+    other=$!
+    wait "$other"
+    wait "$owner"
+    check_files "$T/multi"
+    check_files "$T/multi.$other"
+    [ ! -e "$T/multi.owner" ]
+}

@@ -1,0 +1,634 @@
+/* test_profile.c - the profile's report writers over synthetic events: the
+ * three files appear, FILE.json validates against doc/profile-schema.json,
+ * FILE.trace.json is valid trace-event JSON (name/ph/ts/pid/tid on every
+ * event, dur on every X event), and the opportunities name the features the
+ * counts call for (and only those). Also: live-size tracking through many
+ * frees, kernel timing over stub events, idempotent writes, a fork child's
+ * own files. A small JSON parser and a JSON Schema subset validator are here
+ * so the test needs nothing but libc. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "profile.h"
+#include "stats.h"
+#include "stub_driver.h"
+
+/* ---- a minimal JSON DOM ---------------------------------------------------------- */
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype_t;
+typedef struct json {
+    jtype_t t;
+    double num;
+    bool b, is_int;
+    char *str;             /* J_STR */
+    unsigned n;            /* J_ARR / J_OBJ members */
+    struct json **item;
+    char **key;            /* J_OBJ */
+} json_t;
+
+typedef struct jp {
+    const char *s;
+    bool bad;
+} jp_t;
+
+static void ws(jp_t *p)
+{
+    while (*p->s == ' ' || *p->s == '\n' || *p->s == '\t' || *p->s == '\r')
+        p->s++;
+}
+
+static json_t *jnew(jtype_t t)
+{
+    json_t *j = calloc(1, sizeof *j);
+    j->t = t;
+    return j;
+}
+
+static char *jstring(jp_t *p)
+{
+    if (*p->s != '"')
+        return p->bad = true, NULL;
+    p->s++;
+    size_t cap = 64, n = 0;
+    char *out = malloc(cap);
+    while (*p->s && *p->s != '"') {
+        char c = *p->s++;
+        if ((unsigned char)c < 0x20)
+            return p->bad = true, out;
+        if (c == '\\') {
+            char e = *p->s++;
+            const char *map = strchr("\"\"\\\\//b\bf\fn\nr\rt\t", e);
+            if (e == 'u') {
+                unsigned v = 0;
+                for (int i = 0; i < 4; i++) {
+                    char h = *p->s++;
+                    v = v * 16 + (unsigned)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
+                }
+                c = v < 128 ? (char)v : '?';
+            } else if (map && ((map - "\"\"\\\\//b\bf\fn\nr\rt\t") % 2 == 0)) {
+                c = map[1];
+            } else {
+                return p->bad = true, out;
+            }
+        }
+        if (n + 2 > cap)
+            out = realloc(out, cap *= 2);
+        out[n++] = c;
+    }
+    if (*p->s != '"')
+        p->bad = true;
+    else
+        p->s++;
+    out[n] = '\0';
+    return out;
+}
+
+static json_t *jvalue(jp_t *p, int depth);
+
+static void jpush(json_t *j, char *key, json_t *v)
+{
+    j->item = realloc(j->item, (j->n + 1) * sizeof *j->item);
+    j->key = realloc(j->key, (j->n + 1) * sizeof *j->key);
+    j->item[j->n] = v;
+    j->key[j->n++] = key;
+}
+
+static json_t *jcontainer(jp_t *p, int depth, bool obj)
+{
+    json_t *j = jnew(obj ? J_OBJ : J_ARR);
+    p->s++;
+    ws(p);
+    if (*p->s == (obj ? '}' : ']')) {
+        p->s++;
+        return j;
+    }
+    for (;;) {
+        char *key = NULL;
+        ws(p);
+        if (obj) {
+            key = jstring(p);
+            ws(p);
+            if (*p->s++ != ':')
+                return p->bad = true, j;
+        }
+        jpush(j, key, jvalue(p, depth + 1));
+        if (p->bad)
+            return j;
+        ws(p);
+        if (*p->s == ',') {
+            p->s++;
+            continue;
+        }
+        if (*p->s++ != (obj ? '}' : ']'))
+            p->bad = true;
+        return j;
+    }
+}
+
+static json_t *jvalue(jp_t *p, int depth)
+{
+    ws(p);
+    if (depth > 64)
+        return p->bad = true, jnew(J_NULL);
+    char c = *p->s;
+    if (c == '{' || c == '[')
+        return jcontainer(p, depth, c == '{');
+    if (c == '"') {
+        json_t *j = jnew(J_STR);
+        j->str = jstring(p);
+        return j;
+    }
+    if (!strncmp(p->s, "true", 4) || !strncmp(p->s, "false", 5)) {
+        json_t *j = jnew(J_BOOL);
+        j->b = c == 't';
+        p->s += j->b ? 4 : 5;
+        return j;
+    }
+    if (!strncmp(p->s, "null", 4)) {
+        p->s += 4;
+        return jnew(J_NULL);
+    }
+    char *end;
+    json_t *j = jnew(J_NUM);
+    j->num = strtod(p->s, &end);
+    if (end == p->s || (c != '-' && (c < '0' || c > '9')))
+        p->bad = true;
+    j->is_int = !memchr(p->s, '.', (size_t)(end - p->s)) && !memchr(p->s, 'e', (size_t)(end - p->s));
+    p->s = end;
+    return j;
+}
+
+static json_t *jparse(const char *text)
+{
+    jp_t p = {text, false};
+    json_t *j = jvalue(&p, 0);
+    ws(&p);
+    return p.bad || *p.s ? NULL : j;
+}
+
+static json_t *jget(const json_t *j, const char *key)
+{
+    for (unsigned i = 0; j && j->t == J_OBJ && i < j->n; i++)
+        if (!strcmp(j->key[i], key))
+            return j->item[i];
+    return NULL;
+}
+
+static const char *jstr(const json_t *j, const char *key)
+{
+    const json_t *v = jget(j, key);
+    return v && v->t == J_STR ? v->str : "";
+}
+
+static double jnum(const json_t *j, const char *key)
+{
+    const json_t *v = jget(j, key);
+    return v && v->t == J_NUM ? v->num : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = calloc(1, (size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n)
+        b[0] = '\0';
+    fclose(f);
+    return b;
+}
+
+static json_t *jload(const char *path)
+{
+    char *t = slurp(path);
+    json_t *j = t ? jparse(t) : NULL;
+    if (!j)
+        fprintf(stderr, "%s: missing or not valid JSON\n", path);
+    free(t);
+    return j;
+}
+
+/* ---- a JSON Schema subset: the keywords doc/profile-schema.json uses ------------- */
+static bool type_is(const json_t *v, const char *t)
+{
+    return (!strcmp(t, "object") && v->t == J_OBJ) || (!strcmp(t, "array") && v->t == J_ARR) ||
+           (!strcmp(t, "string") && v->t == J_STR) || (!strcmp(t, "boolean") && v->t == J_BOOL) ||
+           (!strcmp(t, "integer") && v->t == J_NUM && v->is_int) ||
+           (!strcmp(t, "number") && v->t == J_NUM);
+}
+
+static bool jequal(const json_t *a, const json_t *b)
+{
+    if (a->t != b->t)
+        return false;
+    if (a->t == J_STR)
+        return !strcmp(a->str, b->str);
+    if (a->t == J_NUM)
+        return a->num == b->num;
+    return a->t == J_BOOL ? a->b == b->b : a->t == J_NULL;
+}
+
+static int schema_errors;
+static bool schema_quiet; /* errors are the point: do not print them */
+
+static void fail(const char *where, const char *what)
+{
+    if (schema_errors++ < 10 && !schema_quiet)
+        fprintf(stderr, "schema: %s: %s\n", where, what);
+}
+
+static void validate(const json_t *v, const json_t *s, const char *where)
+{
+    const json_t *k;
+    char sub[512];
+    if ((k = jget(s, "type")) && !type_is(v, k->str))
+        return fail(where, k->str);
+    if ((k = jget(s, "const")) && !jequal(v, k))
+        fail(where, "const");
+    if ((k = jget(s, "enum"))) {
+        bool ok = false;
+        for (unsigned i = 0; i < k->n; i++)
+            ok = ok || jequal(v, k->item[i]);
+        if (!ok)
+            fail(where, "enum");
+    }
+    if ((k = jget(s, "minimum")) && v->t == J_NUM && v->num < k->num)
+        fail(where, "minimum");
+    if ((k = jget(s, "minItems")) && v->t == J_ARR && v->n < k->num)
+        fail(where, "minItems");
+    if ((k = jget(s, "maxItems")) && v->t == J_ARR && v->n > k->num)
+        fail(where, "maxItems");
+    if ((k = jget(s, "items")) && v->t == J_ARR)
+        for (unsigned i = 0; i < v->n; i++) {
+            snprintf(sub, sizeof sub, "%s[%u]", where, i);
+            validate(v->item[i], k, sub);
+        }
+    if (v->t != J_OBJ)
+        return;
+    const json_t *props = jget(s, "properties");
+    if ((k = jget(s, "required")))
+        for (unsigned i = 0; i < k->n; i++)
+            if (!jget(v, k->item[i]->str)) {
+                snprintf(sub, sizeof sub, "missing key %s", k->item[i]->str);
+                fail(where, sub);
+            }
+    for (unsigned i = 0; i < v->n; i++) {
+        const json_t *ps = jget(props, v->key[i]);
+        snprintf(sub, sizeof sub, "%s.%s", where, v->key[i]);
+        if (ps)
+            validate(v->item[i], ps, sub);
+        else if ((k = jget(s, "additionalProperties")) && k->t == J_BOOL && !k->b)
+            fail(sub, "not in the schema");
+    }
+}
+
+/* ---- the trace-event format ------------------------------------------------------ */
+static unsigned count_cat(const json_t *events, const char *cat)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < events->n; i++)
+        n += !strcmp(jstr(events->item[i], "cat"), cat);
+    return n;
+}
+
+static bool trace_ok(const json_t *t)
+{
+    const json_t *ev = jget(t, "traceEvents");
+    if (!ev || ev->t != J_ARR || !ev->n || !jget(t, "otherData"))
+        return false;
+    for (unsigned i = 0; i < ev->n; i++) {
+        const json_t *e = ev->item[i];
+        static const char *const need[] = {"name", "ph", "ts", "pid", "tid"};
+        for (size_t k = 0; k < GA_ARRAY_LEN(need); k++)
+            if (!jget(e, need[k]))
+                return fprintf(stderr, "trace event %u lacks %s\n", i, need[k]), false;
+        const char *ph = jstr(e, "ph");
+        if (strcmp(ph, "X") && strcmp(ph, "M"))
+            return fprintf(stderr, "trace event %u: phase %s\n", i, ph), false;
+        if (!strcmp(ph, "X") && (jnum(e, "dur") < 0 || jnum(e, "ts") < 0))
+            return fprintf(stderr, "trace event %u: X without dur\n", i), false;
+    }
+    return true;
+}
+
+/* ---- the scenario driver --------------------------------------------------------- */
+static char dir[] = "/tmp/test_profile.XXXXXX";
+static ga_rt_t rt;
+static json_t *schema;
+
+static int k_fill, k_add, k_scan, k_norm;
+static CUresult stub_func_name(const char **name, CUfunction f)
+{
+    *name = f == (CUfunction)&k_fill ? "fill"
+            : f == (CUfunction)&k_add ? "_Z3addPjjj"
+            : f == (CUfunction)&k_scan ? "scan" : "norm";
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_elapsed(float *ms, CUevent a, CUevent b)
+{
+    (void)a, (void)b;
+    *ms = 0.05f; /* 50 us: long kernels */
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_event_sync(CUevent e)
+{
+    (void)e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_capturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    (void)s;
+    *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+static char *path_of(const char *name, const char *suffix)
+{
+    static char buf[4][512];
+    static int next;
+    char *b = buf[next++ % 4];
+    snprintf(b, sizeof buf[0], "%s/%s%s", dir, name, suffix);
+    return b;
+}
+
+static void start(const char *name, bool kernels)
+{
+    stub_runtime(&rt);
+    rt.drv.fn[GA_ID_cuFuncGetName] = (void *)stub_func_name;
+    rt.drv.fn[GA_ID_cuEventElapsedTime] = (void *)stub_elapsed;
+    rt.drv.fn[GA_ID_cuEventSynchronize] = (void *)stub_event_sync;
+    rt.drv.fn[GA_ID_cuStreamIsCapturing] = (void *)stub_capturing;
+    rt.cfg.profile = strdup(path_of(name, ""));
+    rt.cfg.profile_kernels = kernels;
+    rt.cfg.graph_min = 5;
+    ga_profile_init(&rt);
+}
+
+static void launch(CUfunction f, unsigned g, unsigned b, CUstream s)
+{
+    const unsigned grid[3] = {g, 1, 1}, block[3] = {b, 1, 1};
+    ga_profile_kernel_begin(&rt, s, false);
+    ga_profile_launch(&rt, f, grid, block, 0, s, false);
+}
+
+static const json_t *opportunity(const json_t *j, const char *feature)
+{
+    const json_t *ops = jget(j, "opportunities");
+    for (unsigned i = 0; ops && i < ops->n; i++)
+        if (!strcmp(jstr(ops->item[i], "feature"), feature))
+            return ops->item[i];
+    return NULL;
+}
+
+static const char *verdict(const json_t *j, const char *feature)
+{
+    const json_t *o = opportunity(j, feature);
+    return o ? jstr(o, "verdict") : "missing";
+}
+
+/* Writes, then checks the files every scenario must produce. */
+static json_t *finish(const char *name, json_t **trace_out)
+{
+    ga_profile_write();
+    struct stat st;
+    CHECK(stat(path_of(name, ".txt"), &st) == 0 && st.st_size > 0);
+    CHECK(stat(path_of(name, ".owner"), &st) != 0); /* the claim is released */
+    json_t *j = jload(path_of(name, ".json"));
+    CHECK(j != NULL);
+    if (j) {
+        schema_errors = 0;
+        validate(j, schema, name);
+        CHECK(schema_errors == 0);
+        char *saved = j->key[2]; /* and the validator does catch a bad document */
+        j->key[2] = "pid_renamed";
+        schema_errors = 0;
+        schema_quiet = true;
+        validate(j, schema, "(expected errors)");
+        schema_quiet = false;
+        CHECK(schema_errors == 2);
+        j->key[2] = saved;
+        schema_errors = 0;
+        char *txt = slurp(path_of(name, ".txt"));
+        CHECK(txt && !strcmp(txt, jstr(j, "text"))); /* gpuaccel report prints it */
+        free(txt);
+    }
+    json_t *t = jload(path_of(name, ".trace.json"));
+    CHECK(t && trace_ok(t));
+    if (trace_out)
+        *trace_out = t;
+    return j;
+}
+
+/* Everything the opportunities section should call for. */
+static void scenario_busy(void)
+{
+    start("busy", false);
+    struct stat st;
+    CHECK(stat(path_of("busy", ".owner"), &st) == 0);
+    for (int i = 0; i < 10000; i++)
+        ga_profile_copy(GA_COPY_DTOH, 4, 8000); /* 8 us small reads */
+    ga_profile_copy(GA_COPY_HTOD, 1 << 20, 90000);
+    ga_profile_copy(GA_COPY_HTOD, 3 << 20, 250000);
+    for (int i = 0; i < 500; i++) { /* 110 us alloc/free pairs of one size */
+        ga_profile_alloc((CUdeviceptr)(0x10000 + 4096 * i), 4096, 60000, CUDA_SUCCESS);
+        ga_profile_free((CUdeviceptr)(0x10000 + 4096 * i), 0, 50000);
+    }
+    ga_profile_alloc(0, (size_t)1 << 50, 3000, CUDA_ERROR_OUT_OF_MEMORY);
+    CUstream s1 = (CUstream)&stub_streams[0];
+    for (int it = 0; it < 100; it++) { /* one 6-kernel sequence, 100 times */
+        launch((CUfunction)&k_fill, 64, 256, s1);
+        for (int k = 0; k < 4; k++)
+            launch((CUfunction)&k_add, 64, 128, s1);
+        launch((CUfunction)&k_scan, 1, 1024, s1);
+        ga_profile_sync_point(s1);
+    }
+    for (unsigned g = 1; g <= 12; g++) /* more configurations than are kept */
+        launch((CUfunction)&k_norm, g, 32, NULL);
+    uint64_t t = ga_now_ns();
+    ga_profile_span(GA_ID_cuLaunchKernel, t, t + 3000);
+    ga_profile_span(GA_ID_cuMemcpyDtoH_v2, t + 4000, t + 12000);
+    ga_profile_counter("pool", "hits", 2);
+    ga_profile_counter("pool", "hits", 1);
+    ga_profile_counter("coalesce", "fills", 7);
+
+    json_t *tr = NULL, *j = finish("busy", &tr);
+    if (!j)
+        return;
+    CHECK(!strcmp(verdict(j, "coalesce"), "helps"));
+    CHECK(!strcmp(verdict(j, "pool"), "helps"));
+    CHECK(!strcmp(verdict(j, "graphs"), "helps"));
+    CHECK(!strcmp(verdict(j, "tune"), "unknown"));
+    CHECK(!strcmp(verdict(j, "kernels"), "unknown"));
+    /* 10000 reads x (8 us - 0.5 us) */
+    CHECK(jnum(opportunity(j, "coalesce"), "saving_ns") == 10000 * 7500.0);
+    const json_t *mem = jget(j, "allocations");
+    CHECK(jnum(mem, "count") == 500 && jnum(mem, "frees") == 500 && jnum(mem, "failed") == 1);
+    CHECK(jnum(mem, "churn") == 499 && jnum(mem, "live_bytes") == 0);
+    CHECK(jnum(mem, "peak_live_bytes") == 4096 && jnum(mem, "frees_unknown_size") == 0);
+    CHECK(jnum(jget(j, "copies"), "small_dtoh_reads") == 10000);
+    const json_t *b = jget(jget(j, "copies"), "buckets");
+    /* htod <=1 MiB, htod >1 MiB, dtoh <=256 B: non-empty buckets only, by direction */
+    CHECK(b && b->n == 3 && !strcmp(jstr(b->item[1], "bucket"), ">1 MiB"));
+    CHECK(b && b->n == 3 && !strcmp(jstr(b->item[2], "direction"), "dtoh"));
+    const json_t *seqs = jget(jget(j, "sequences"), "list");
+    CHECK(seqs && seqs->n >= 1);
+    if (seqs && seqs->n) {
+        CHECK(jnum(seqs->item[0], "length") == 6 && jnum(seqs->item[0], "repeats") == 100);
+        const json_t *names = jget(seqs->item[0], "kernels");
+        CHECK(names && names->n == 4 && !strcmp(names->item[0]->str, "fill"));
+    }
+    const json_t *kl = jget(jget(j, "kernels"), "list");
+    CHECK(kl && kl->n == 4 && !strcmp(jstr(kl->item[0], "name"), "_Z3addPjjj"));
+    for (unsigned i = 0; kl && i < kl->n; i++)
+        if (!strcmp(jstr(kl->item[i], "name"), "norm"))
+            CHECK(jget(kl->item[i], "configs")->n == 8 && jnum(kl->item[i], "configs_dropped") == 4);
+    const json_t *c = jget(j, "counters");
+    CHECK(c && c->n == 2 && jnum(c->item[0], "value") == 3);
+    const char *text = jstr(j, "text");
+    CHECK(strstr(text, "coalesce  would help") != NULL);
+    CHECK(strstr(text, "pool      would help") != NULL);
+    CHECK(strstr(text, "graphs    would help") != NULL);
+    CHECK(strstr(text, "10,000 small D2H reads") != NULL);
+    CHECK(strstr(text, "pool.hits 3") != NULL);
+    CHECK(tr && count_cat(jget(tr, "traceEvents"), "driver") == 2);
+
+    /* idempotent: a second write does not rewrite the files */
+    char *kept = strdup(path_of("busy", ".json.kept"));
+    CHECK(rename(path_of("busy", ".json"), kept) == 0);
+    ga_profile_write();
+    CHECK(access(path_of("busy", ".json"), F_OK) != 0);
+    CHECK(rename(kept, path_of("busy", ".json")) == 0);
+    free(kept);
+}
+
+/* Nothing would help: cheap reads, no allocations, no repeats. */
+static void scenario_quiet(void)
+{
+    start("quiet", false);
+    for (int i = 0; i < 10; i++)
+        ga_profile_copy(GA_COPY_DTOH, 8, 300);
+    launch((CUfunction)&k_fill, 1, 32, NULL);
+    ga_profile_sync_point(GA_NOSTREAM);
+    launch((CUfunction)&k_add, 1, 32, NULL);
+    launch((CUfunction)&k_add, 2, 32, NULL);
+    json_t *j = finish("quiet", NULL);
+    if (!j)
+        return;
+    CHECK(!strcmp(verdict(j, "coalesce"), "no"));
+    CHECK(!strcmp(verdict(j, "pool"), "no"));
+    CHECK(!strcmp(verdict(j, "graphs"), "no"));
+    CHECK(strstr(jstr(opportunity(j, "coalesce"), "reason"), "already cheap") != NULL);
+    CHECK(strstr(jstr(opportunity(j, "pool"), "reason"), "no cuMemAlloc calls") != NULL);
+    CHECK(strstr(jstr(opportunity(j, "graphs"), "reason"), "no launch sequence") != NULL);
+    CHECK(jnum(jget(j, "sequences"), "segments") == 2);
+    CHECK(strstr(jstr(j, "text"), "would help") == NULL);
+}
+
+/* Kernel timing over stub events: GPU time per kernel, a GPU track, and long
+ * kernels that make graphs pointless. */
+static void scenario_timed(void)
+{
+    start("timed", true);
+    CUstream s = (CUstream)&stub_streams[1];
+    for (int it = 0; it < 20; it++) {
+        for (int k = 0; k < 6; k++)
+            launch((CUfunction)&k_add, 8, 128, s);
+        ga_profile_sync_point(s);
+    }
+    json_t *tr = NULL, *j = finish("timed", &tr);
+    if (!j)
+        return;
+    CHECK(jget(jget(j, "kernel_timing"), "enabled")->b);
+    CHECK(jnum(jget(j, "kernel_timing"), "timed_launches") == 120);
+    const json_t *kl = jget(jget(j, "kernels"), "list");
+    CHECK(kl && kl->n == 1 && jnum(kl->item[0], "gpu_ns") == 120 * 50000.0);
+    CHECK(!strcmp(verdict(j, "graphs"), "no"));
+    CHECK(strstr(jstr(opportunity(j, "graphs"), "reason"), "already hidden") != NULL);
+    CHECK(tr && count_cat(jget(tr, "traceEvents"), "kernel") == 120);
+}
+
+/* Many live allocations whose hashes collide, freed out of order: every size
+ * is still found (the backward-shift deletion keeps probe chains whole). */
+static void scenario_live(void)
+{
+    start("live", false);
+    enum { N = 3000 };
+    for (int i = 0; i < N; i++)
+        ga_profile_alloc((CUdeviceptr)((uint64_t)(i + 1) << 21), 100 + (size_t)i, 10, CUDA_SUCCESS);
+    for (int i = 0; i < N; i += 2)
+        ga_profile_free((CUdeviceptr)((uint64_t)(i + 1) << 21), 0, 10);
+    for (int i = N - 1; i > 0; i -= 2)
+        ga_profile_free((CUdeviceptr)((uint64_t)(i + 1) << 21), 0, 10);
+    ga_profile_free((CUdeviceptr)0xdead000, 0, 10); /* never allocated: size unknown */
+    json_t *j = finish("live", NULL);
+    if (!j)
+        return;
+    const json_t *mem = jget(j, "allocations");
+    CHECK(jnum(mem, "live_bytes") == 0 && jnum(mem, "frees_unknown_size") == 1);
+    CHECK(jnum(mem, "free_bytes") == jnum(mem, "bytes"));
+}
+
+/* A fork child profiles itself into PATH.<pid>.*. */
+static void scenario_fork(void)
+{
+    start("forked", false);
+    ga_profile_copy(GA_COPY_DTOH, 4, 100);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ga_profile_fork.child();
+        ga_profile_copy(GA_COPY_HTOD, 64, 100);
+        ga_profile_write();
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    char name[64];
+    snprintf(name, sizeof name, "forked.%d", (int)pid);
+    json_t *c = jload(path_of(name, ".json"));
+    CHECK(c && jnum(c, "pid") == pid);
+    CHECK(c && jnum(jget(c, "copies"), "small_dtoh_reads") == 0); /* not the parent's */
+    json_t *j = finish("forked", NULL);
+    CHECK(j && jnum(jget(j, "copies"), "small_dtoh_reads") == 1);
+}
+
+int main(void)
+{
+    (void)stub_ctx_b;
+    if (!mkdtemp(dir))
+        return perror("mkdtemp"), 1;
+    const char *src = getenv("GA_SRC");
+    char spath[1024];
+    snprintf(spath, sizeof spath, "%s/doc/profile-schema.json", src ? src : ".");
+    schema = jload(spath);
+    CHECK(schema != NULL);
+    if (!schema)
+        return check_done("test_profile");
+    scenario_busy();
+    scenario_quiet();
+    scenario_timed();
+    scenario_live();
+    scenario_fork();
+    /* Keep the files of a failed run for a look, or when asked (profile.bats
+     * validates them again with python3). */
+    if (getenv("GA_PROFILE_KEEP")) {
+        printf("files in %s\n", dir);
+    } else if (!check_failures) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+    } else {
+        fprintf(stderr, "files kept in %s\n", dir);
+    }
+    return check_done("test_profile");
+}

@@ -1,0 +1,916 @@
+/* gpuaccel.c - the gpuaccel command: run a program under libgpuaccel, profile
+ * it, print a profile again, A/B it against a native run, list the variables.
+ *
+ * Owns: finding the library, the GPUACCEL_* environment of the programs it
+ * starts, and the A/B measurement (alternating runs, digest or file check,
+ * table, JSON and SVG). Built from this file plus src/config.c and src/log.c
+ * (for the table of variables); it never loads the library itself.
+ * Exit codes (man/gpuaccel.1): 0 ok; 1 outputs differ or a run failed (run
+ * and profile pass the command's own status through); 2 usage error, library
+ * or report not found; 77 --require-gpu without a GPU; 126 command not
+ * executable; 127 command not found. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_NOTFOUND = 127 };
+
+static const char usage_text[] =
+    "usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n"
+    "\n"
+    "  run     [--lib PATH] [--enable LIST] [--disable LIST] -- CMD\n"
+    "          run CMD with libgpuaccel preloaded; LIST: pool,coalesce,graphs,tune,kernels or all\n"
+    "  profile [-o FILE] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
+    "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
+    "  report  FILE.json\n"
+    "          print the human-readable report of a profile again\n"
+    "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--check-digest REGEX]\n"
+    "          [--check-file PATH] [--json] [--svg FILE] [--require-gpu] [--lib PATH] -- CMD\n"
+    "          time CMD natively and under the library, alternating, after a warm-up\n"
+    "  env     list every GPUACCEL_* variable with its default\n"
+    "\n"
+    "  --help, --version\n"
+    "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
+    "      126 CMD not executable, 127 CMD not found; run and profile return CMD's status\n";
+
+static const char *const features[] = {"pool", "coalesce", "graphs", "tune", "kernels"};
+static const char *const feature_vars[] = {"GPUACCEL_POOL", "GPUACCEL_COALESCE", "GPUACCEL_GRAPHS",
+                                           "GPUACCEL_TUNE", "GPUACCEL_KERNELS"};
+enum { N_FEATURES = 5 };
+
+static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gpuaccel: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("gpuaccel: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(gpuaccel --help lists the commands and options)\n", stderr);
+    return EX_USAGE;
+}
+
+/* ---- options shared by the commands ---------------------------------------------- */
+typedef struct opts {
+    const char *lib, *out, *check_digest, *check_file, *svg;
+    unsigned feature_on[N_FEATURES], feature_set[N_FEATURES]; /* run/profile toggles */
+    int ab_feature;     /* -1: all */
+    bool kernels, per_feature, json, require_gpu;
+    unsigned runs;
+    char **cmd;         /* NULL-terminated */
+} opts_t;
+
+static int feature_index(const char *name)
+{
+    if (!strcmp(name, "swap"))
+        name = "kernels"; /* DESIGN.md calls it swap; the variable is GPUACCEL_KERNELS */
+    for (int i = 0; i < N_FEATURES; i++)
+        if (!strcmp(name, features[i]))
+            return i;
+    return -1;
+}
+
+/* "pool,graphs" or "all": set each named feature to `on`. */
+static bool toggle(opts_t *o, const char *list, bool on)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int i = feature_index(t);
+        if (!strcmp(t, "all")) {
+            for (int k = 0; k < N_FEATURES; k++)
+                o->feature_on[k] = on, o->feature_set[k] = 1;
+        } else if (i >= 0) {
+            o->feature_on[i] = on, o->feature_set[i] = 1;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool parse_runs(const char *s, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 1 || v > 10000)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+/* Options of `cmd` up to "--" or the first non-option; the rest is CMD. */
+static int parse(const char *cmd, int argc, char **argv, opts_t *o)
+{
+    bool is_ab = !strcmp(cmd, "ab"), is_profile = !strcmp(cmd, "profile");
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = !strcmp(a, "--lib") || !strcmp(a, "--enable") || !strcmp(a, "--disable") ||
+                     (is_profile && !strcmp(a, "-o")) ||
+                     (is_ab && (!strcmp(a, "-n") || !strcmp(a, "--feature") ||
+                                !strcmp(a, "--check-digest") || !strcmp(a, "--check-file") ||
+                                !strcmp(a, "--svg")));
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (takes && !v)
+            return usage_error("%s needs a value", a);
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            exit(EX_OK);
+        } else if (!strcmp(a, "--lib")) {
+            o->lib = v;
+        } else if (!strcmp(a, "--enable") || !strcmp(a, "--disable")) {
+            if (is_ab)
+                return usage_error("%s is for run and profile; ab takes --feature", a);
+            if (!toggle(o, v, a[2] == 'e'))
+                return usage_error("unknown feature in '%s' (pool, coalesce, graphs, tune, "
+                                   "kernels or all)", v);
+        } else if (is_profile && !strcmp(a, "-o")) {
+            o->out = v;
+        } else if (is_profile && !strcmp(a, "--kernels")) {
+            o->kernels = true;
+            continue;
+        } else if (is_ab && !strcmp(a, "-n")) {
+            if (!parse_runs(v, &o->runs))
+                return usage_error("-n wants a number of runs from 1 to 10000, not '%s'", v);
+        } else if (is_ab && !strcmp(a, "--feature")) {
+            o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
+            if (strcmp(v, "all") && o->ab_feature < 0)
+                return usage_error("unknown feature '%s' (pool, coalesce, graphs, tune, "
+                                   "kernels or all)", v);
+        } else if (is_ab && !strcmp(a, "--check-digest")) {
+            o->check_digest = v;
+        } else if (is_ab && !strcmp(a, "--check-file")) {
+            o->check_file = v;
+        } else if (is_ab && !strcmp(a, "--svg")) {
+            o->svg = v;
+        } else if (is_ab && (!strcmp(a, "--per-feature") || !strcmp(a, "--json") ||
+                             !strcmp(a, "--require-gpu"))) {
+            if (a[2] == 'p')
+                o->per_feature = true;
+            else if (a[2] == 'j')
+                o->json = true;
+            else
+                o->require_gpu = true;
+            continue;
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+        i++; /* the value */
+    }
+    if (i >= argc)
+        return usage_error("%s: no command to run (gpuaccel COMMAND [OPTIONS] -- CMD ARGS)", cmd);
+    if (o->check_digest && o->check_file)
+        return usage_error("%s: choose --check-digest or --check-file, not both", cmd);
+    o->cmd = argv + i;
+    return EX_OK;
+}
+
+/* ---- the library and the command ------------------------------------------------- */
+static bool readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+/* --lib, $GPUACCEL_LIB, then next to this executable: an installed tree
+ * (bin/../lib) or a build tree (.libs beside it or one level up). */
+static int find_library(const opts_t *o, char *out, size_t cap)
+{
+    const char *given = o->lib ? o->lib : getenv("GPUACCEL_LIB");
+    if (given && *given) {
+        if (!readable(given) || !realpath(given, out))
+            return die(EX_USAGE, "library not found: %s", given);
+        return EX_OK;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return die(EX_USAGE, "library not found: cannot locate this executable; use --lib PATH");
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    *slash = '\0';
+    static const char *const rel[] = {"../lib/libgpuaccel.so", ".libs/libgpuaccel.so",
+                                      "../.libs/libgpuaccel.so"};
+    char tried[3 * PATH_MAX] = "";
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[2 * PATH_MAX];
+        snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
+        if (readable(cand) && realpath(cand, out) && strlen(out) < cap)
+            return EX_OK;
+        snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", i ? ", " : "", cand);
+    }
+    return die(EX_USAGE, "library not found (tried %s); use --lib PATH or GPUACCEL_LIB", tried);
+}
+
+/* CMD as execv would find it: 0, or 126/127 with the message printed. */
+static int find_command(const char *name, char *out, size_t cap)
+{
+    if (strchr(name, '/')) {
+        if (access(name, F_OK) != 0)
+            return die(EX_NOTFOUND, "%s: command not found", name);
+        if (access(name, X_OK) != 0)
+            return die(EX_NOEXEC, "%s: not executable", name);
+        snprintf(out, cap, "%s", name);
+        return EX_OK;
+    }
+    const char *path = getenv("PATH");
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    bool exists = false;
+    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, cap, "%s/%s", *d ? d : ".", name);
+        struct stat st;
+        if (stat(out, &st) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        if (access(out, X_OK) == 0)
+            return EX_OK;
+        exists = true;
+    }
+    return exists ? die(EX_NOEXEC, "%s: not executable", name)
+                  : die(EX_NOTFOUND, "%s: command not found", name);
+}
+
+/* LD_PRELOAD=LIB, keeping what the user preloads after it. */
+static void preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (!old || !*old) {
+        setenv("LD_PRELOAD", lib, 1);
+        return;
+    }
+    size_t n = strlen(lib) + strlen(old) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return;
+    snprintf(v, n, "%s:%s", lib, old);
+    setenv("LD_PRELOAD", v, 1);
+    free(v);
+}
+
+static void apply_toggles(const opts_t *o)
+{
+    for (int i = 0; i < N_FEATURES; i++)
+        if (o->feature_set[i])
+            setenv(feature_vars[i], o->feature_on[i] ? "1" : "0", 1);
+}
+
+static int exec_status(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EX_FAIL;
+}
+
+/* ---- run, profile, report, env --------------------------------------------------- */
+static int cmd_run(opts_t *o)
+{
+    char lib[PATH_MAX], path[PATH_MAX];
+    int rc = find_library(o, lib, sizeof lib);
+    if (rc == EX_OK)
+        rc = find_command(o->cmd[0], path, sizeof path);
+    if (rc != EX_OK)
+        return rc;
+    preload(lib);
+    apply_toggles(o);
+    execv(path, o->cmd);
+    return die(errno == ENOENT ? EX_NOTFOUND : EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno));
+}
+
+static bool fresh(const char *path, time_t since)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_mtime >= since;
+}
+
+/* The files the run wrote: FILE.* and, for child processes, FILE.<pid>.*. */
+static void list_profiles(const char *out, time_t since)
+{
+    char pat[PATH_MAX + 16], main_json[PATH_MAX + 16];
+    snprintf(main_json, sizeof main_json, "%s.json", out);
+    if (fresh(main_json, since))
+        fprintf(stderr, "gpuaccel: profile: %s.txt (report), %s.json, %s.trace.json (open in "
+                        "https://ui.perfetto.dev)\n", out, out, out);
+    snprintf(pat, sizeof pat, "%s.[0-9]*.json", out);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            const char *p = g.gl_pathv[i];
+            size_t n = strlen(p);
+            if (n > 11 && !strcmp(p + n - 11, ".trace.json"))
+                continue;
+            if (fresh(p, since))
+                fprintf(stderr, "gpuaccel: profile of another process: %.*s.{txt,json,trace.json}\n",
+                        (int)(n - 5), p);
+        }
+        globfree(&g);
+    }
+    if (!fresh(main_json, since))
+        fprintf(stderr, "gpuaccel: no profile was written to %s.json: the command made no CUDA "
+                        "call through the library (or exited without exit(), e.g. by _exit)\n",
+                out);
+}
+
+static int cmd_profile(opts_t *o)
+{
+    char lib[PATH_MAX], path[PATH_MAX];
+    int rc = find_library(o, lib, sizeof lib);
+    if (rc == EX_OK)
+        rc = find_command(o->cmd[0], path, sizeof path);
+    if (rc != EX_OK)
+        return rc;
+    const char *out = o->out ? o->out : "gpuaccel-profile";
+    time_t since = time(NULL) - 1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return die(EX_FAIL, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        preload(lib);
+        apply_toggles(o);
+        setenv("GPUACCEL_PROFILE", out, 1);
+        if (o->kernels)
+            setenv("GPUACCEL_PROFILE_KERNELS", "1", 1);
+        execv(path, o->cmd);
+        _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    list_profiles(out, since);
+    return exec_status(status);
+}
+
+/* -- just enough JSON to take one string out of a profile -- */
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
+        s++;
+    return s;
+}
+
+/* Decodes the string at *s (which starts at its quote) into out (may be NULL). */
+static const char *json_string(const char *s, FILE *out)
+{
+    if (*s++ != '"')
+        return NULL;
+    for (; *s && *s != '"'; s++) {
+        char c = *s;
+        if (c == '\\') {
+            c = *++s;
+            if (c == 'n')
+                c = '\n';
+            else if (c == 't')
+                c = '\t';
+            else if (c == 'r')
+                c = '\r';
+            else if (c == 'b' || c == 'f')
+                c = ' ';
+            else if (c == 'u') {
+                unsigned v = 0;
+                for (int i = 0; i < 4 && s[1]; i++) {
+                    char h = *++s;
+                    v = v * 16 + (unsigned)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
+                }
+                c = v < 128 ? (char)v : '?';
+            } else if (!c) {
+                return NULL;
+            }
+        }
+        if (out)
+            fputc(c, out);
+    }
+    return *s == '"' ? s + 1 : NULL;
+}
+
+static const char *json_skip(const char *s, int depth)
+{
+    s = skip_ws(s);
+    if (*s == '"')
+        return json_string(s, NULL);
+    if (*s != '{' && *s != '[') {
+        while (*s && !strchr(",}] \n\t\r", *s))
+            s++;
+        return s;
+    }
+    if (depth > 64)
+        return NULL;
+    char close = *s == '{' ? '}' : ']';
+    s = skip_ws(s + 1);
+    while (s && *s && *s != close) {
+        if (close == '}') {
+            s = json_string(skip_ws(s), NULL);
+            s = s ? skip_ws(s) : NULL;
+            if (!s || *s++ != ':')
+                return NULL;
+        }
+        s = json_skip(s, depth + 1);
+        s = s ? skip_ws(s) : NULL;
+        if (s && *s == ',')
+            s = skip_ws(s + 1);
+    }
+    return s && *s == close ? s + 1 : NULL;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    size_t got;
+    while (b && (got = fread(b + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) == cap - 1)
+            b = realloc(b, cap *= 2);
+    fclose(f);
+    if (b)
+        b[n] = '\0';
+    return b;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    if (argc != 1 || argv[0][0] == '-') {
+        if (argc == 1 && !strcmp(argv[0], "--help"))
+            return fputs(usage_text, stdout), EX_OK;
+        return usage_error("%s", "report takes one argument: FILE.json");
+    }
+    char path[PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s", argv[0]);
+    if (!readable(path)) /* FILE as given to profile -o */
+        snprintf(path, sizeof path, "%s.json", argv[0]);
+    char *text = slurp(path);
+    if (!text)
+        return die(EX_USAGE, "%s: %s", argv[0], strerror(errno));
+    const char *s = skip_ws(text);
+    int rc = EX_USAGE;
+    if (*s == '{')
+        for (s = skip_ws(s + 1); s && *s == '"';) {
+            bool is_text = !strncmp(s, "\"text\"", 6);
+            s = json_string(s, NULL);
+            s = s ? skip_ws(s) : NULL;
+            if (!s || *s++ != ':')
+                break;
+            s = skip_ws(s);
+            if (is_text && *s == '"') {
+                fflush(stderr);
+                rc = json_string(s, stdout) ? EX_OK : EX_USAGE;
+                break;
+            }
+            s = json_skip(s, 0);
+            s = s ? skip_ws(s) : NULL;
+            if (s && *s == ',')
+                s = skip_ws(s + 1);
+        }
+    free(text);
+    return rc == EX_OK ? EX_OK
+                       : die(rc, "%s: not a gpuaccel profile (no \"text\" string in a JSON "
+                                 "object)", path);
+}
+
+static int cmd_env(void)
+{
+    printf("%-26s %-8s %s\n", "variable", "default", "meaning");
+    for (unsigned i = 0; i < ga_config_ndocs; i++)
+        printf("%-26s %-8s %s\n", ga_config_docs[i].name,
+               *ga_config_docs[i].def ? ga_config_docs[i].def : "(none)", ga_config_docs[i].help);
+    return EX_OK;
+}
+
+/* ---- ab -------------------------------------------------------------------------- */
+typedef struct row {
+    const char *label;
+    bool native;
+    unsigned mask;    /* features on */
+    double *t;        /* seconds, one per measured run */
+    bool agree, checked;
+    double median, min, max, ratio, rmin, rmax;
+} row_t;
+
+typedef struct ab {
+    const opts_t *o;
+    char lib[PATH_MAX], path[PATH_MAX];
+    char outfile[64], errfile[64];
+    regex_t re;
+    char *reference; /* the native warm-up's digest line or file bytes */
+    size_t ref_len;
+    unsigned nrows;
+    row_t rows[N_FEATURES + 2];
+} ab_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void child_env(const ab_t *a, const row_t *r)
+{
+    if (r->native)
+        return;
+    preload(a->lib);
+    for (int i = 0; i < N_FEATURES; i++)
+        setenv(feature_vars[i], r->mask & (1u << i) ? "1" : "0", 1);
+}
+
+/* Runs the command once; the wall time, or a negative value when it failed. */
+static double run_once(const ab_t *a, const row_t *r, int *status)
+{
+    fflush(NULL);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int out = open(a->outfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(a->errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(EX_FAIL);
+        child_env(a, r);
+        execv(a->path, a->o->cmd);
+        _exit(EX_NOEXEC);
+    }
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    double t = now_s() - t0;
+    return WIFEXITED(*status) && WEXITSTATUS(*status) == 0 ? t : -1;
+}
+
+/* What is compared: the first stdout line matching the digest pattern, or the
+ * check file's bytes. NULL with *len 0 when nothing is compared. */
+static char *observed(ab_t *a, size_t *len)
+{
+    *len = 0;
+    if (a->o->check_file) {
+        char *b = slurp(a->o->check_file);
+        *len = b ? strlen(b) : 0;
+        struct stat st;
+        if (b && stat(a->o->check_file, &st) == 0)
+            *len = (size_t)st.st_size; /* binary files: compare every byte */
+        return b ? b : strdup("(file missing)");
+    }
+    if (!a->o->check_digest)
+        return NULL;
+    char *text = slurp(a->outfile), *line = NULL;
+    for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l && !line;
+         l = strtok_r(NULL, "\n", &save))
+        if (regexec(&a->re, l, 0, NULL, 0) == 0)
+            line = strdup(l);
+    free(text);
+    if (!line)
+        line = strdup("(no line matches)");
+    *len = strlen(line);
+    return line;
+}
+
+static void show_stderr_tail(const ab_t *a)
+{
+    char *e = slurp(a->errfile);
+    size_t n = e ? strlen(e) : 0;
+    if (n)
+        fprintf(stderr, "--- its stderr (last lines) ---\n%s%s", e + (n > 2000 ? n - 2000 : 0),
+                e[n - 1] == '\n' ? "" : "\n");
+    free(e);
+}
+
+/* One run, checked. false when the run failed. */
+static bool measure(ab_t *a, row_t *r, double *t)
+{
+    int status = 0;
+    *t = run_once(a, r, &status);
+    if (*t < 0) {
+        die(EX_FAIL, "%s run of '%s' failed (exit status %d)", r->label, a->o->cmd[0],
+            exec_status(status));
+        show_stderr_tail(a);
+        return false;
+    }
+    size_t len;
+    char *got = observed(a, &len);
+    if (got && !a->reference) {
+        a->reference = got, a->ref_len = len;
+        return true;
+    }
+    if (got) {
+        r->checked = true;
+        if (len != a->ref_len || memcmp(got, a->reference, len)) {
+            if (r->agree && a->o->check_digest)
+                fprintf(stderr, "gpuaccel: %s output differs:\n  native: %s\n  %s: %s\n",
+                        r->label, a->reference, r->label, got);
+            else if (r->agree)
+                fprintf(stderr, "gpuaccel: %s: %s differs from the native run's\n", r->label,
+                        a->o->check_file);
+            r->agree = false;
+        }
+    }
+    free(got);
+    return true;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void stats_of(row_t *r, unsigned n)
+{
+    double *s = malloc(n * sizeof *s);
+    memcpy(s, r->t, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    r->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    r->min = s[0];
+    r->max = s[n - 1];
+    free(s);
+}
+
+/* Speedup = native median / this median; its spread is the range of the
+ * paired per-iteration ratios (the runs alternate, so pairs share conditions). */
+static void ratios_of(row_t *r, const row_t *native, unsigned n)
+{
+    r->ratio = native->median / r->median;
+    r->rmin = r->rmax = native->t[0] / r->t[0];
+    for (unsigned i = 1; i < n; i++) {
+        double q = native->t[i] / r->t[i];
+        r->rmin = q < r->rmin ? q : r->rmin;
+        r->rmax = q > r->rmax ? q : r->rmax;
+    }
+}
+
+static void fmt_time(char *b, size_t cap, double s)
+{
+    if (s < 1e-3)
+        snprintf(b, cap, "%.1f us", s * 1e6);
+    else if (s < 1)
+        snprintf(b, cap, "%.2f ms", s * 1e3);
+    else
+        snprintf(b, cap, "%.3f s", s);
+}
+
+static void print_table(const ab_t *a, bool gpu)
+{
+    const opts_t *o = a->o;
+    printf("gpuaccel ab: %u run%s each, alternating, after one warm-up%s\ncommand:", o->runs,
+           o->runs == 1 ? "" : "s", gpu ? "" : " (no GPU on this machine)");
+    for (char **c = o->cmd; *c; c++)
+        printf(" %s", *c);
+    printf("\n%-10s %11s %11s %11s %9s  %-15s %s\n", "config", "median", "min", "max", "speedup",
+           "(min-max)", "outputs");
+    for (unsigned i = 0; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        char med[32], mn[32], mx[32], sp[32] = "-", spread[48] = "";
+        fmt_time(med, sizeof med, r->median);
+        fmt_time(mn, sizeof mn, r->min);
+        fmt_time(mx, sizeof mx, r->max);
+        if (!r->native) {
+            snprintf(sp, sizeof sp, "%.2fx", r->ratio);
+            snprintf(spread, sizeof spread, "(%.2f-%.2f)", r->rmin, r->rmax);
+        }
+        const char *agree = r->native ? (a->reference ? "reference" : "not checked")
+                            : !a->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
+        printf("%-10s %11s %11s %11s %9s  %-15s %s\n", r->label, med, mn, mx, sp, spread, agree);
+    }
+}
+
+static void json_times(const row_t *r, unsigned n)
+{
+    printf("\"median_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"times_s\":[", r->median, r->min,
+           r->max);
+    for (unsigned i = 0; i < n; i++)
+        printf("%s%.6f", i ? "," : "", r->t[i]);
+    printf("]");
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static void print_json(const ab_t *a, bool gpu, bool agree)
+{
+    const opts_t *o = a->o;
+    printf("{\"command\":[");
+    for (char **c = o->cmd; *c; c++)
+        printf("%s", c == o->cmd ? "" : ","), json_str(*c);
+    printf("],\"runs\":%u,\"gpu\":%s,\"check\":", o->runs, gpu ? "true" : "false");
+    if (o->check_digest)
+        printf("{\"kind\":\"digest\",\"pattern\":"), json_str(o->check_digest), printf("}");
+    else if (o->check_file)
+        printf("{\"kind\":\"file\",\"path\":"), json_str(o->check_file), printf("}");
+    else
+        printf("null");
+    printf(",\"native\":{");
+    json_times(&a->rows[0], o->runs);
+    printf("},\"rows\":[");
+    for (unsigned i = 1; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        printf("%s{\"feature\":", i > 1 ? "," : "");
+        json_str(r->label);
+        printf(",");
+        json_times(r, o->runs);
+        printf(",\"speedup\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,\"outputs_agree\":%s}",
+               r->ratio, r->rmin, r->rmax, !a->reference ? "null" : r->agree ? "true" : "false");
+    }
+    printf("],\"outputs_agree\":%s}\n", !a->reference ? "null" : agree ? "true" : "false");
+}
+
+static void svg_text(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else
+            fputc(*s, f);
+}
+
+/* A horizontal bar per configuration: speedup over native, whiskers from the
+ * slowest to the fastest paired ratio, a dashed line at 1.0x. */
+static int write_svg(const ab_t *a, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return die(EX_USAGE, "--svg %s: %s", path, strerror(errno));
+    double xmax = 2.0;
+    for (unsigned i = 1; i < a->nrows; i++)
+        while (a->rows[i].rmax * 1.08 > xmax)
+            xmax += 0.5;
+    const int left = 150, width = 500, top = 58, bar = 26, gap = 12;
+    int n = (int)a->nrows - 1, height = top + n * (bar + gap) + 44;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 120, height);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" "
+               "font-size=\"15\" font-weight=\"bold\">gpuaccel ab: speedup over native (median of "
+               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", a->o->runs);
+    for (char **c = a->o->cmd; *c; c++)
+        svg_text(f, *c), fputc(' ', f);
+    fputs("</text>\n", f);
+    for (int i = 0; i < n; i++) {
+        const row_t *r = &a->rows[i + 1];
+        int y = top + i * (bar + gap);
+        double sx = width / xmax;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8, y + bar / 2 + 5);
+        svg_text(f, r->label);
+        fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n",
+                left, y, r->ratio * sx, bar, r->ratio >= 1 ? "#3b8e4f" : "#c8553d");
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+                left + r->rmin * sx, left + r->rmax * sx, y + bar / 2, y + bar / 2);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.2fx%s</text>\n", left + r->rmax * sx + 6,
+                y + bar / 2 + 5, r->ratio, !a->reference || r->agree ? "" : " (outputs DIFFER)");
+    }
+    int base = top + n * (bar + gap);
+    for (double x = 0; x <= xmax + 1e-9; x += 0.5)
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.1fx</text>\n",
+                left + x * width / xmax, base + 16, x);
+    fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#333\" "
+               "stroke-dasharray=\"5,4\"/>\n<text x=\"%.1f\" y=\"%d\" fill=\"#333\">1.0x = "
+               "native</text>\n</svg>\n", left + width / xmax, left + width / xmax, top - 6, base,
+            left + width / xmax + 4, base + 32);
+    return fclose(f) == 0 ? EX_OK : die(EX_USAGE, "--svg %s: %s", path, strerror(errno));
+}
+
+static void add_row(ab_t *a, const char *label, bool native, unsigned mask)
+{
+    row_t *r = &a->rows[a->nrows++];
+    *r = (row_t){.label = label, .native = native, .mask = mask, .agree = true};
+    r->t = calloc(a->o->runs, sizeof *r->t);
+}
+
+static bool have_gpu(void)
+{
+    return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
+}
+
+static int ab_measure(ab_t *a)
+{
+    double t;
+    for (unsigned i = 0; i < a->nrows; i++) /* warm-up; the native one is the reference */
+        if (!measure(a, &a->rows[i], &t))
+            return EX_FAIL;
+    for (unsigned k = 0; k < a->o->runs; k++)
+        for (unsigned i = 0; i < a->nrows; i++)
+            if (!measure(a, &a->rows[i], &a->rows[i].t[k]))
+                return EX_FAIL;
+    return EX_OK;
+}
+
+static int cmd_ab(opts_t *o)
+{
+    static ab_t a;
+    a.o = o;
+    int rc = find_library(o, a.lib, sizeof a.lib);
+    if (rc == EX_OK)
+        rc = find_command(o->cmd[0], a.path, sizeof a.path);
+    if (rc != EX_OK)
+        return rc;
+    bool gpu = have_gpu();
+    if (!gpu && o->require_gpu)
+        return die(EX_NOGPU, "no GPU: /dev/nvidiactl is missing (--require-gpu)");
+    if (!gpu)
+        fprintf(stderr, "gpuaccel: note: no NVIDIA GPU here (/dev/nvidiactl is missing): timing "
+                        "whatever libcuda.so.1 the command loads\n");
+    if (o->check_digest && regcomp(&a.re, o->check_digest, REG_EXTENDED | REG_NOSUB) != 0)
+        return usage_error("--check-digest: '%s' is not a valid regular expression",
+                           o->check_digest);
+    snprintf(a.outfile, sizeof a.outfile, "/tmp/gpuaccel-ab.%d.out", (int)getpid());
+    snprintf(a.errfile, sizeof a.errfile, "/tmp/gpuaccel-ab.%d.err", (int)getpid());
+    add_row(&a, "native", true, 0);
+    if (o->per_feature)
+        for (int i = 0; i < N_FEATURES; i++)
+            add_row(&a, features[i], false, 1u << i);
+    if (o->per_feature || o->ab_feature < 0)
+        add_row(&a, "all", false, (1u << N_FEATURES) - 1);
+    else
+        add_row(&a, features[o->ab_feature], false, 1u << o->ab_feature);
+    rc = ab_measure(&a);
+    unlink(a.outfile);
+    unlink(a.errfile);
+    if (rc != EX_OK)
+        return rc;
+    bool agree = true;
+    for (unsigned i = 0; i < a.nrows; i++) {
+        stats_of(&a.rows[i], o->runs);
+        agree = agree && a.rows[i].agree;
+    }
+    for (unsigned i = 1; i < a.nrows; i++)
+        ratios_of(&a.rows[i], &a.rows[0], o->runs);
+    if (o->json)
+        print_json(&a, gpu, agree);
+    else
+        print_table(&a, gpu);
+    if (o->svg && (rc = write_svg(&a, o->svg)) != EX_OK)
+        return rc;
+    if (!agree)
+        return die(EX_FAIL, "outputs differ between the native run and the library's");
+    return EX_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fputs(usage_text, stderr), EX_USAGE;
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
+        return fputs(usage_text, stdout), EX_OK;
+    if (!strcmp(cmd, "--version"))
+        return printf("gpuaccel %s\n", PACKAGE_VERSION), EX_OK;
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "env"))
+        return argc == 2 ? cmd_env() : usage_error("%s", "env takes no arguments");
+    bool known = !strcmp(cmd, "run") || !strcmp(cmd, "profile") || !strcmp(cmd, "ab");
+    if (!known)
+        return usage_error("unknown command '%s' (run, profile, report, ab, env)", cmd);
+    opts_t o = {.runs = 5, .ab_feature = -1};
+    int rc = parse(cmd, argc - 2, argv + 2, &o);
+    if (rc != EX_OK)
+        return rc;
+    if (!strcmp(cmd, "run"))
+        return cmd_run(&o);
+    return !strcmp(cmd, "profile") ? cmd_profile(&o) : cmd_ab(&o);
+}
