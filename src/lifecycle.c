@@ -10,8 +10,10 @@
 
 static CUresult created(const ga_rt_t *rt, CUresult r, CUstream *ph)
 {
-    if (r == CUDA_SUCCESS && ph)
+    if (r == CUDA_SUCCESS && ph && rt->track) {
         (void)ga_stream_get(rt, *ph, false); /* learn its flags and context now */
+        ga_pool_stream_created(rt, *ph);
+    }
     return r;
 }
 

@@ -65,10 +65,22 @@ typedef struct pool {
     struct pool *next;
 } pool_t;
 
+/* The fence of a block handed out before it completed: streams created later
+ * must still wait for it (see order_after). */
+typedef struct outstanding {
+    CUcontext ctx;
+    ga_fence_t fence;
+    struct outstanding *next;
+} outstanding_t;
+
+enum { MAX_OUTSTANDING = 1024, MAX_NONBLOCKING = 64 };
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static block_t *blocks; /* guarded by lock */
-static pool_t *pools;   /* guarded by lock */
-static _Atomic uint64_t hits, misses, trims, releases;
+static block_t *blocks;             /* guarded by lock */
+static pool_t *pools;               /* guarded by lock */
+static outstanding_t *outstanding;  /* guarded by lock, newest first */
+static unsigned n_outstanding;      /* guarded by lock */
+static _Atomic uint64_t hits, misses, trims, releases, early;
 
 /* ---- size classes ------------------------------------------------------------- */
 
@@ -186,7 +198,95 @@ static size_t limit_for(const ga_rt_t *rt)
     return total / 100 * l->percent;
 }
 
-/* A cached block of class c in ctx whose fence has completed, or NULL. */
+/* Forget outstanding fences that have completed (a few per call, oldest
+ * last in the list: they are the likeliest to be done). */
+static void prune_outstanding(const ga_rt_t *rt)
+{
+    for (int round = 0; round < 4; round++) {
+        pthread_mutex_lock(&lock);
+        outstanding_t **pp = &outstanding;
+        while (*pp && (*pp)->next)
+            pp = &(*pp)->next;
+        outstanding_t *o = *pp;
+        if (o)
+            *pp = NULL, n_outstanding--;
+        pthread_mutex_unlock(&lock);
+        if (!o)
+            return;
+        if (!ga_fence_done(rt, &o->fence)) {
+            pthread_mutex_lock(&lock); /* put it back, still the oldest */
+            for (pp = &outstanding; *pp; pp = &(*pp)->next)
+                ;
+            *pp = o;
+            n_outstanding++;
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+        ga_fence_release(rt, &o->fence);
+        free(o);
+    }
+}
+
+/* Hand out a block whose fence has not completed yet, by ordering every later
+ * use of it after the fence instead of waiting for it. Any device access the
+ * program makes to the block from now on is enqueued on a stream of its
+ * context: the legacy stream (made to wait for the fence's other events),
+ * blocking streams and per-thread default streams (which wait for earlier
+ * legacy-stream work), or a non-blocking stream (each made to wait for every
+ * event of the fence; streams created later wait too, while the fence is
+ * outstanding). Only with a single context, every stream known, and few
+ * non-blocking streams; otherwise the caller allocates afresh. */
+static bool order_after(const ga_rt_t *rt, block_t *b)
+{
+    pthread_mutex_lock(&lock);
+    bool alone = pools && !pools->next && n_outstanding < MAX_OUTSTANDING;
+    pthread_mutex_unlock(&lock);
+    outstanding_t *o = alone && !ga_streams_untracked() ? calloc(1, sizeof *o) : NULL;
+    if (!o)
+        return false;
+    __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
+    CUstream nb[MAX_NONBLOCKING];
+    bool ok = wait != NULL;
+    ga_stream_use_begin();
+    unsigned n = ga_ctx_nonblocking(b->ctx, nb, MAX_NONBLOCKING);
+    ok = ok && n <= MAX_NONBLOCKING;
+    /* Event 0 is the legacy stream's own (streams.c records it first). */
+    for (unsigned e = 1; ok && e < b->fence.n; e++)
+        ok = wait(CU_STREAM_LEGACY, b->fence.ev[e], 0) == CUDA_SUCCESS;
+    for (unsigned i = 0; ok && i < n; i++)
+        for (unsigned e = 0; ok && e < b->fence.n; e++)
+            ok = wait(nb[i], b->fence.ev[e], 0) == CUDA_SUCCESS;
+    ga_stream_use_end();
+    if (!ok) { /* some waits may be in place: harmless, they only delay */
+        free(o);
+        return false;
+    }
+    o->ctx = b->ctx;
+    o->fence = b->fence;
+    memset(&b->fence, 0, sizeof b->fence);
+    pthread_mutex_lock(&lock);
+    o->next = outstanding;
+    outstanding = o;
+    n_outstanding++;
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+void ga_pool_stream_created(const ga_rt_t *rt, CUstream s)
+{
+    if (!rt->cfg.pool)
+        return;
+    prune_outstanding(rt);
+    __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
+    pthread_mutex_lock(&lock); /* waits are cheap and never block: fine under the lock */
+    for (outstanding_t *o = outstanding; o && wait; o = o->next)
+        for (unsigned e = 0; e < o->fence.n; e++)
+            wait(s, o->fence.ev[e], 0);
+    pthread_mutex_unlock(&lock);
+}
+
+/* A cached block of class c in ctx, or NULL: one whose fence completed, or
+ * one whose later uses could be ordered after its fence. */
 static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
 {
     pthread_mutex_lock(&lock);
@@ -197,9 +297,10 @@ static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
     pthread_mutex_unlock(&lock);
     if (!b)
         return NULL;
-    bool done = ga_fence_done(rt, &b->fence); /* a driver call: outside the lock */
+    bool done = ga_fence_done(rt, &b->fence); /* driver calls: outside the lock */
+    bool ordered = !done && order_after(rt, b);
     pthread_mutex_lock(&lock);
-    if (done) {
+    if (done || ordered) {
         p->cached_bytes -= b->size;
         b->state = B_LIVE;
     } else {
@@ -208,8 +309,12 @@ static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
         b = NULL;
     }
     pthread_mutex_unlock(&lock);
-    if (b)
+    if (b && ordered)
+        atomic_fetch_add_explicit(&early, 1, memory_order_relaxed);
+    if (b && done)
         ga_fence_release(rt, &b->fence);
+    if (b && ordered)
+        prune_outstanding(rt);
     return b;
 }
 
@@ -469,6 +574,16 @@ void ga_pool_ctx_gone(CUcontext ctx)
             HASH_DEL(blocks, b);
             free(b); /* the driver freed the memory and the fence's events */
         }
+    for (outstanding_t **op = &outstanding; *op;) {
+        outstanding_t *o = *op;
+        if (o->ctx == ctx) {
+            *op = o->next;
+            n_outstanding--;
+            free(o); /* its events went with the context */
+        } else {
+            op = &o->next;
+        }
+    }
     for (pool_t **pp = &pools; *pp; pp = &(*pp)->next)
         if ((*pp)->ctx == ctx) {
             pool_t *dead = *pp;
@@ -489,14 +604,17 @@ void ga_pool_report(void)
     for (pool_t *p = pools; p; p = p->next)
         cached += p->cached_bytes;
     pthread_mutex_unlock(&lock);
-    ga_info("pool: hits=%llu misses=%llu cached_bytes=%zu trims=%llu releases=%llu",
-            (unsigned long long)h, (unsigned long long)m, cached,
-            (unsigned long long)atomic_load(&trims), (unsigned long long)atomic_load(&releases));
+    ga_info("pool: hits=%llu (ordered after their fence: %llu) misses=%llu cached_bytes=%zu "
+            "trims=%llu releases=%llu",
+            (unsigned long long)h, (unsigned long long)atomic_load(&early),
+            (unsigned long long)m, cached, (unsigned long long)atomic_load(&trims),
+            (unsigned long long)atomic_load(&releases));
 }
 
 void ga_pool_stats(ga_pool_stats_t *s)
 {
     s->hits = atomic_load(&hits);
+    s->early = atomic_load(&early);
     s->misses = atomic_load(&misses);
     s->trims = atomic_load(&trims);
     s->releases = atomic_load(&releases);
@@ -515,6 +633,9 @@ static void fork_child(void)
     pthread_mutex_init(&lock, NULL);
     blocks = NULL;
     pools = NULL;
+    outstanding = NULL;
+    n_outstanding = 0;
+    atomic_store(&early, 0);
     atomic_store(&hits, 0);
     atomic_store(&misses, 0);
     atomic_store(&trims, 0);

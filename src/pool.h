@@ -13,8 +13,11 @@ size_t ga_pool_class_bytes(int cls);
 /* The context is gone and the driver freed its memory: forget its blocks. */
 void ga_pool_ctx_gone(CUcontext ctx);
 
+/* A stream was created: it waits for the fences of blocks handed out early. */
+void ga_pool_stream_created(const ga_rt_t *rt, CUstream s);
+
 typedef struct ga_pool_stats {
-    uint64_t hits, misses, trims, releases;
+    uint64_t hits, early, misses, trims, releases;
     size_t cached_bytes;
 } ga_pool_stats_t;
 void ga_pool_stats(ga_pool_stats_t *s);

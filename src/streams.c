@@ -270,6 +270,30 @@ static void retire_locked(ga_stream_t *st)
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
 }
 
+void ga_stream_use_begin(void)
+{
+    pthread_rwlock_rdlock(&use_lock);
+}
+
+void ga_stream_use_end(void)
+{
+    pthread_rwlock_unlock(&use_lock);
+}
+
+unsigned ga_ctx_nonblocking(CUcontext ctx, CUstream *out, unsigned max)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&lock);
+    for (ga_stream_t *st = table; st; st = st->hh.next)
+        if (st->ctx == ctx && st->nonblocking) {
+            if (n < max)
+                out[n] = st->key.handle;
+            n++;
+        }
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 void ga_stream_destroy_begin(void)
 {
     pthread_rwlock_wrlock(&use_lock);

@@ -87,6 +87,10 @@ bool ga_stream_busy(const ga_stream_t *st);
 bool ga_stream_nonblocking(const ga_stream_t *st);
 CUcontext ga_stream_ctx(const ga_stream_t *st);
 
+/* The non-blocking streams of `ctx` (up to max; returns how many there are).
+ * Call between ga_stream_use_begin/end to use the handles. */
+unsigned ga_ctx_nonblocking(CUcontext ctx, CUstream *out, unsigned max);
+
 /* Is every known stream of `ctx` idle? */
 bool ga_ctx_idle(CUcontext ctx);
 
@@ -94,8 +98,11 @@ bool ga_ctx_idle(CUcontext ctx);
  * mark those that finished idle. True if all are idle now. */
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx);
 
-/* Around the program's cuStreamDestroy: waits until no fence or query of the
- * library is using a stream, and keeps new ones out until it is gone. */
+/* Around the library's own calls on the program's streams (shared), and around
+ * the program's cuStreamDestroy (exclusive): the driver need not survive a
+ * call on a destroyed stream. */
+void ga_stream_use_begin(void);
+void ga_stream_use_end(void);
 void ga_stream_destroy_begin(void);
 void ga_stream_destroy_end(void);
 

@@ -61,6 +61,17 @@ static CUresult stub_range(CUdeviceptr *base, size_t *size, CUdeviceptr d)
     return CUDA_ERROR_NOT_FOUND;
 }
 
+static int waits;
+static CUstream waited_on[64];
+static CUresult stub_wait(CUstream s, CUevent e, unsigned flags)
+{
+    (void)e, (void)flags;
+    if (waits < 64)
+        waited_on[waits] = s;
+    waits++;
+    return CUDA_SUCCESS;
+}
+
 static CUresult stub_ipc(CUipcMemHandle *h, CUdeviceptr d) { (void)h; (void)d; return CUDA_SUCCESS; }
 static CUresult stub_memset(CUdeviceptr d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return CUDA_SUCCESS; }
 
@@ -103,6 +114,7 @@ int main(void)
     rt.drv.fn[GA_ID_cuIpcGetMemHandle] = (void *)stub_ipc;
     rt.drv.fn[GA_ID_cuMemsetD8_v2] = (void *)stub_memset;
 
+    int allocs;
     /* reuse after the fence completes, not before */
     CUdeviceptr a = alloc(&rt, 1000);
     CHECK(a && real_allocs == 1);
@@ -171,10 +183,40 @@ int main(void)
     ga_pool_stats(&st);
     CHECK(st.cached_bytes == 0 && real_frees == frees);
 
+    /* a pending block handed out early: every later user is ordered after
+     * its fence (the legacy stream waits for the non-blocking stream's event,
+     * non-blocking streams for all events, and streams created later too) */
+    rt.cfg.pool_limit = (ga_limit_t){.bytes = 0, .percent = 100};
+    rt.drv.fn[GA_ID_cuStreamWaitEvent] = (void *)stub_wait;
+    CUstream nb = (CUstream)&stub_streams[3];
+    stub_stream_flags[3] = CU_STREAM_NON_BLOCKING;
+    CUdeviceptr q = alloc(&rt, 20000);
+    ga_stream_note_work(&rt, nb, false); /* the block was used on nb */
+    stub_event_pending = 1;
+    CHECK(release(&rt, q) == CUDA_SUCCESS);
+    waits = 0;
+    allocs = real_allocs;
+    CHECK(alloc(&rt, 20000) == q && real_allocs == allocs); /* handed out at once */
+    /* fence = {legacy, nb}: legacy waits for nb's event; nb waits for both */
+    CHECK(waits == 3 && waited_on[0] == CU_STREAM_LEGACY && waited_on[1] == nb &&
+          waited_on[2] == nb);
+    ga_pool_stats(&st);
+    CHECK(st.early == 1);
+    waits = 0;
+    CUstream later = (CUstream)&stub_streams[4];
+    ga_pool_stream_created(&rt, later);
+    CHECK(waits == 2 && waited_on[0] == later);
+    stub_event_pending = 0;
+    ga_pool_stream_created(&rt, later); /* completed fences are let go */
+    waits = 0;
+    ga_pool_stream_created(&rt, later);
+    CHECK(waits == 0);
+    release(&rt, q);
+
     /* pool off: pure pass-through */
     rt.cfg.pool = false;
     CUdeviceptr p1 = alloc(&rt, 100);
-    int allocs = real_allocs;
+    allocs = real_allocs;
     release(&rt, p1);
     CHECK(alloc(&rt, 100) && real_allocs == allocs + 1);
     return check_done("test_pool");
