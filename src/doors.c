@@ -62,19 +62,22 @@ static bool is_ours(const void *p)
  * feature of this library can see either way. */
 static bool graphics_interop(const char *name)
 {
-    static const char *const prefixes[] = {"cuGL", "cuEGL", "cuVDPAU", "cuWGL", "cuD3D",
-                                           "cuGraphicsGL", "cuGraphicsEGL", "cuGraphicsVDPAU",
-                                           "cuGraphicsD3D", "cuProfilerInitialize"};
-    for (size_t i = 0; i < GA_ARRAY_LEN(prefixes); i++)
-        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+    /* cuGLCtxCreate, cuEGLStreamConsumerConnect, cuGraphicsResourceGetMappedEglFrame,
+     * cuVDPAUGetDevice, cuD3D11GetDevice, cuWGLGetDevice... */
+    static const char *const marks[] = {"GL", "Egl", "VDPAU", "D3D"};
+    for (size_t i = 0; i < GA_ARRAY_LEN(marks); i++)
+        if (strstr(name, marks[i]))
             return true;
-    return false;
+    return !strcmp(name, "cuProfilerInitialize"); /* cudaProfiler.h */
 }
 
 /* A driver pointer for `base` with no entry in this build's table. */
 static void *unknown_driver_ptr(void *p, const char *base)
 {
-    if (!ga_name_read_only(base) && !graphics_interop(base))
+    bool interop = graphics_interop(base);
+    ga_debug("entry point %s is not in this build's table%s", base,
+             interop ? " (graphics interop)" : "");
+    if (!ga_name_read_only(base) && !interop)
         ga_streams_note_untracked(base);
     return p;
 }
