@@ -55,7 +55,7 @@ static void scan()
     unsigned *d;
     CK(cudaMalloc(&d, n * 4));
     pattern<<<(n + 255) / 256, 256>>>(d, n, 7);
-    int ok = read_all(d, n, 7, 1) && read_all(d, n, 7, 4099); // forward, then jumps
+    int ok = read_all(d, 1 << 16, 7, 1) && read_all(d, n, 7, 4099); // forward, then jumps
     pattern<<<(n + 255) / 256, 256>>>(d, n, 99); // a kernel changes everything
     ok &= read_all(d, 4096, 99, 1);
     CK(cudaMemset(d + 100, 0xff, 4)); // a memset changes one word
@@ -117,7 +117,7 @@ static void poll()
 static void *reader(void *arg)
 {
     long id = (long)arg;
-    const unsigned n = 1 << 18;
+    const unsigned n = 1 << 16;
     unsigned *d;
     CK(cudaMalloc(&d, n * 4));
     pattern<<<(n + 255) / 256, 256>>>(d, n, (unsigned)id);
