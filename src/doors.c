@@ -55,8 +55,9 @@ static bool is_ours(const void *p)
 }
 
 /* Graphics-interop entry points live in cudaGL.h, cudaEGL.h, cudaVDPAU.h and
- * the Direct3D headers, not cuda.h, so the table does not know them; cudart
- * fetches them all at start-up. They register and map graphics resources;
+ * the Direct3D headers, and the profiler controls in cudaProfiler.h, not
+ * cuda.h, so the table does not know them; cudart 13 fetches them all at
+ * start-up (seen on an H200: 27 interop names and 3 profiler names). They register and map graphics resources;
  * what a mapped resource holds only changes through cuGraphicsMapResources
  * (in cuda.h: a tracked writer) or the graphics API itself, which no CUDA
  * feature of this library can see either way. */
@@ -68,7 +69,8 @@ static bool graphics_interop(const char *name)
     for (size_t i = 0; i < GA_ARRAY_LEN(marks); i++)
         if (strstr(name, marks[i]))
             return true;
-    return !strcmp(name, "cuProfilerInitialize"); /* cudaProfiler.h */
+    /* cudaProfiler.h: cuProfilerInitialize, cuProfilerStart, cuProfilerStop */
+    return !strncmp(name, "cuProfiler", 10);
 }
 
 /* A driver pointer for `base` with no entry in this build's table. */
