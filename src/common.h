@@ -56,4 +56,8 @@ int ga_entry_by_name(const char *name);
  * are all known never to write device memory; false for unknown names. */
 bool ga_name_read_only(const char *base);
 
+/* Entry points declared outside cuda.h that are known not to write device
+ * memory: graphics interop (cudaGL.h, cudaEGL.h, ...) and cudaProfiler.h. */
+bool ga_name_outside_cuda_h(const char *name);
+
 #endif

@@ -54,29 +54,10 @@ static bool is_ours(const void *p)
            mine.dli_fbase == theirs.dli_fbase;
 }
 
-/* Graphics-interop entry points live in cudaGL.h, cudaEGL.h, cudaVDPAU.h and
- * the Direct3D headers, and the profiler controls in cudaProfiler.h, not
- * cuda.h, so the table does not know them; cudart 13 fetches them all at
- * start-up (seen on an H200: 27 interop names and 3 profiler names). They register and map graphics resources;
- * what a mapped resource holds only changes through cuGraphicsMapResources
- * (in cuda.h: a tracked writer) or the graphics API itself, which no CUDA
- * feature of this library can see either way. */
-static bool graphics_interop(const char *name)
-{
-    /* cuGLCtxCreate, cuEGLStreamConsumerConnect, cuGraphicsResourceGetMappedEglFrame,
-     * cuVDPAUGetDevice, cuD3D11GetDevice, cuWGLGetDevice... */
-    static const char *const marks[] = {"GL", "Egl", "VDPAU", "D3D"};
-    for (size_t i = 0; i < GA_ARRAY_LEN(marks); i++)
-        if (strstr(name, marks[i]))
-            return true;
-    /* cudaProfiler.h: cuProfilerInitialize, cuProfilerStart, cuProfilerStop */
-    return !strncmp(name, "cuProfiler", 10);
-}
-
 /* A driver pointer for `base` with no entry in this build's table. */
 static void *unknown_driver_ptr(void *p, const char *base)
 {
-    bool interop = graphics_interop(base);
+    bool interop = ga_name_outside_cuda_h(base);
     ga_debug("entry point %s is not in this build's table%s", base,
              interop ? " (graphics interop)" : "");
     if (!ga_name_read_only(base) && !interop)

@@ -38,5 +38,25 @@ int main(void)
     CHECK(!ga_name_read_only("cuLaunchKernel"));
     CHECK(!ga_name_read_only("cuSomethingNew"));
     CHECK(!ga_name_read_only("cuCheckpointProcessRestore"));
+    /* Every name outside cuda.h that cudart 13 fetches at start (seen on an
+     * H200): none may count as an untracked writer, or every stream would be
+     * presumed busy for the whole run. */
+    static const char *const cudart_extra[] = {
+        "cuEGLStreamConsumerAcquireFrame", "cuEGLStreamConsumerConnect",
+        "cuEGLStreamConsumerConnectWithFlags", "cuEGLStreamConsumerDisconnect",
+        "cuEGLStreamConsumerReleaseFrame", "cuEGLStreamProducerConnect",
+        "cuEGLStreamProducerDisconnect", "cuEGLStreamProducerPresentFrame",
+        "cuEGLStreamProducerReturnFrame", "cuGLCtxCreate", "cuGLGetDevices", "cuGLInit",
+        "cuGLMapBufferObject", "cuGLMapBufferObjectAsync", "cuGLRegisterBufferObject",
+        "cuGLSetBufferObjectMapFlags", "cuGLUnmapBufferObject", "cuGLUnmapBufferObjectAsync",
+        "cuGLUnregisterBufferObject", "cuGraphicsEGLRegisterImage", "cuGraphicsGLRegisterBuffer",
+        "cuGraphicsGLRegisterImage", "cuGraphicsResourceGetMappedEglFrame",
+        "cuGraphicsVDPAURegisterOutputSurface", "cuGraphicsVDPAURegisterVideoSurface",
+        "cuProfilerInitialize", "cuProfilerStart", "cuProfilerStop", "cuVDPAUCtxCreate",
+        "cuVDPAUGetDevice"};
+    for (size_t i = 0; i < sizeof cudart_extra / sizeof cudart_extra[0]; i++)
+        CHECK(ga_entry_by_name(cudart_extra[i]) < 0 && ga_name_outside_cuda_h(cudart_extra[i]));
+    CHECK(!ga_name_outside_cuda_h("cuMemcpyFuture"));
+    CHECK(!ga_name_outside_cuda_h("cuLaunchSomething"));
     return check_done("test_entries");
 }
