@@ -415,15 +415,40 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool all)
 
 /* ---- unified-address copies ---------------------------------------------------- */
 
-/* cuMemcpy with unified addressing may go either way: treat it as a write. */
+/* Is this unified-address copy a device-to-host read? cudart and PyTorch may
+ * issue small reads through cuMemcpy/cuMemcpyAsync (cudaMemcpyDefault); only
+ * small copies are asked about (one driver query) and only with coalescing on. */
+static bool small_read(const ga_rt_t *rt, CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    if (!rt->cfg.coalesce || !dst || !n || n > rt->cfg.coalesce_max)
+        return false;
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    unsigned src_type = 0, dst_type = 0;
+    void *src_data[] = {&src_type}, *dst_data[] = {&dst_type};
+    return get && get(1, &attr, src_data, src) == CUDA_SUCCESS &&
+           src_type == CU_MEMORYTYPE_DEVICE &&
+           get(1, &attr, dst_data, dst) == CUDA_SUCCESS &&
+           (dst_type == 0 || dst_type == CU_MEMORYTYPE_HOST); /* 0: plain host memory */
+}
+
+/* cuMemcpy with unified addressing may go either way: a small read is served
+ * like cuMemcpyDtoH, anything else is treated as a write. */
 CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
                         size_t ByteCount)
 {
     uint64_t t0 = ga_profile_t0();
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_work_begin(rt, true);
-    CUresult r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
-    ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
+    CUresult r;
+    if (small_read(rt, dst, src, ByteCount)) {
+        ga_id_t as = ga_entries[id].per_thread ? GA_ID_cuMemcpyDtoH_v2_ptds : GA_ID_cuMemcpyDtoH_v2;
+        r = dtoh(rt, as, (void *)(uintptr_t)dst, src, ByteCount);
+    } else {
+        ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+        ga_work_begin(rt, true);
+        r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
+        ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
+    }
     ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
     return r;
 }
@@ -431,6 +456,11 @@ CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdevice
 CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
                               size_t ByteCount, CUstream hStream)
 {
+    if (small_read(rt, dst, src, ByteCount)) {
+        ga_id_t as = ga_entries[id].per_thread ? GA_ID_cuMemcpyDtoHAsync_v2_ptsz
+                                               : GA_ID_cuMemcpyDtoHAsync_v2;
+        return ga_hook_dtoh_async(rt, as, (void *)(uintptr_t)dst, src, ByteCount, hStream);
+    }
     uint64_t t0 = ga_profile_t0();
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);

@@ -219,6 +219,22 @@ FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_
     return copy(dst, (const void *)(uintptr_t)src, n);
 }
 
+FAKE_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+}
+
 FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
 {
     if (!current)
@@ -422,6 +438,7 @@ static const proc_t procs[] = {
     {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
     {"cuMemcpyDtoHAsync", (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
     {"cuMemsetD32", (void *)cuMemsetD32_v2, NULL},
+    {"cuMemcpy", (void *)cuMemcpy, (void *)cuMemcpy_ptds},
     {"cuModuleLoadData", (void *)cuModuleLoadData, NULL},
     {"cuModuleGetFunction", (void *)cuModuleGetFunction, NULL},
     {"cuModuleUnload", (void *)cuModuleUnload, NULL},

@@ -31,6 +31,7 @@ int main(int argc, char **argv)
     LOAD(mem_free, "cuMemFree_v2");
     LOAD(memcpy_htod, "cuMemcpyHtoD_v2");
     LOAD(memcpy_dtoh, "cuMemcpyDtoH_v2");
+    LOAD(memcpy_unified, "cuMemcpy");
     LOAD(launch, argc > 2 ? "cuLaunchKernel_ptsz" : "cuLaunchKernel");
     LOAD(stream_create, "cuStreamCreate");
     LOAD(stream_sync, "cuStreamSynchronize");

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
     LOAD(mem_free, "cuMemFree");
     LOAD(memcpy_htod, "cuMemcpyHtoD");
     LOAD(memcpy_dtoh, "cuMemcpyDtoH");
+    LOAD(memcpy_unified, "cuMemcpy");
     LOAD(launch, "cuLaunchKernel");
     LOAD(stream_create, "cuStreamCreate");
     LOAD(stream_sync, "cuStreamSynchronize");

@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     drv_t d = {
         cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain, cuCtxSetCurrent, cuCtxSynchronize,
         cuModuleLoadData, cuModuleGetFunction, cuModuleUnload, cuMemAlloc, cuMemFree,
-        cuMemcpyHtoD, cuMemcpyDtoH, cuLaunchKernel, cuStreamCreate, cuStreamSynchronize,
+        cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpy, cuLaunchKernel, cuStreamCreate, cuStreamSynchronize,
         cuStreamDestroy,
     };
     return run_workload(&d, argv[1]);

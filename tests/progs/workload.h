@@ -28,6 +28,7 @@ typedef struct drv {
     __typeof__(&cuMemFree) mem_free;
     __typeof__(&cuMemcpyHtoD) memcpy_htod;
     __typeof__(&cuMemcpyDtoH) memcpy_dtoh;
+    __typeof__(&cuMemcpy) memcpy_unified; /* unified addressing, either direction */
     __typeof__(&cuLaunchKernel) launch;
     __typeof__(&cuStreamCreate) stream_create;
     __typeof__(&cuStreamSynchronize) stream_sync;
@@ -105,12 +106,18 @@ static int run_workload(const drv_t *d, const char *ptx_path)
         CHECK(d->memcpy_dtoh(&one, buf + 4 * (CUdeviceptr)i, sizeof one));
         ok = one == expect;
     }
+    for (int i = 256; ok && i < 320; i++) { /* small reads through cuMemcpy */
+        CHECK(d->memcpy_unified((CUdeviceptr)(uintptr_t)&one, buf + 4 * (CUdeviceptr)i, 4));
+        ok = one == expect;
+    }
     CHECK(d->memcpy_dtoh(all, buf, N * sizeof *all));
     for (int i = 0; ok && i < N; i++)
         ok = all[i] == expect;
     uint32_t zero[16] = {0};
     CHECK(d->memcpy_htod(buf, zero, sizeof zero)); /* a write the next read must see */
     CHECK(d->memcpy_dtoh(&one, buf + 4, sizeof one));
+    ok = ok && one == 0;
+    CHECK(d->memcpy_unified((CUdeviceptr)(uintptr_t)&one, buf + 8, 4));
     ok = ok && one == 0;
     printf("result ok=%d value=%u launches=%d\n", ok, (unsigned)expect, 1 + ADDS);
 
