@@ -58,3 +58,13 @@ setup() { setup_fake; }
     [[ "$output" != *gpuaccel* ]]
     grep -q '^gpuaccel: calls:' "$log"
 }
+
+@test "fork while another thread is inside the library: the child runs CUDA afresh" {
+    want=$(native "$PROGS/forker")
+    for features in "GPUACCEL=1" "GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_PROFILE=$BATS_TEST_TMPDIR/p"; do
+        run timeout 60 env $features LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/forker"
+        echo "$features: $output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$want" ]
+    done
+}

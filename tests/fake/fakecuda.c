@@ -27,6 +27,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *allocs[4096];
 static size_t alloc_sizes[4096];
 
+/* Fork safety of the stand-in itself (the real driver has its own): take the
+ * lock around fork so a child never inherits it held by a vanished thread. */
+static void fake_prepare(void) { pthread_mutex_lock(&lock); }
+static void fake_release(void) { pthread_mutex_unlock(&lock); }
+__attribute__((constructor)) static void fake_init(void)
+{
+    pthread_atfork(fake_prepare, fake_release, fake_release);
+}
+
 enum { K_FILL = 1, K_ADD = 2 };
 static int kernel_fill = K_FILL, kernel_add = K_ADD;
 
