@@ -53,12 +53,14 @@ static CUresult unloaded(CUresult r, const void *owner)
 CUresult ga_hook_module_unload(const ga_rt_t *rt, ga_id_t id, CUmodule hmod)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_modules_unload(rt);
     return unloaded(GA_REAL(rt, id, cuModuleUnload)(hmod), hmod);
 }
 
 CUresult ga_hook_library_unload(const ga_rt_t *rt, ga_id_t id, CUlibrary library)
 {
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_modules_unload(rt);
     return unloaded(GA_REAL(rt, id, cuLibraryUnload)(library), library);
 }
 

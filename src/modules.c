@@ -2,6 +2,7 @@
 #include "modules.h"
 
 #include "coalesce.h"
+#include "graphs.h"
 #include "log.h"
 #include "pool.h"
 
@@ -9,18 +10,28 @@ void ga_modules_init(const ga_rt_t *rt)
 {
     ga_stats_timing = rt->cfg.profile && *rt->cfg.profile;
     ga_profile_init(rt);
+    if (rt->cfg.graphs)
+        ga_graphs_init(rt);
 }
 
 void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h)
 {
-    (void)rt, (void)what, (void)h; /* no module holds work back yet */
+    (void)what, (void)h; /* graphs hold one sequence at most: flush it whatever asked */
+    if (rt->cfg.graphs)
+        ga_graphs_flush(rt);
     if (ga_profiling)
         ga_profile_sync_point(what == GA_FLUSH_ALL ? GA_NOSTREAM : h);
 }
 
+void ga_modules_unload(const ga_rt_t *rt)
+{
+    if (rt->cfg.graphs)
+        ga_graphs_unload(rt);
+}
+
 void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
-    (void)rt;
+    ga_graphs_ctx_gone(rt, ctx);
     ga_pool_ctx_gone(ctx);
     ga_coalesce_ctx_gone(ctx);
     ga_ctx_forget(ctx);
@@ -32,4 +43,5 @@ void ga_modules_exit(void)
     ga_stats_log_summary();
     ga_pool_report();
     ga_coalesce_report();
+    ga_graphs_report();
 }

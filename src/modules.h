@@ -14,6 +14,9 @@ void ga_modules_init(const ga_rt_t *rt);
 typedef enum { GA_FLUSH_STREAM, GA_FLUSH_ALL } ga_flush_t;
 void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h);
 
+/* A module or library is being unloaded (its kernel handles become invalid). */
+void ga_modules_unload(const ga_rt_t *rt);
+
 /* A context was destroyed (or its primary context reset): the driver freed its
  * memory, streams and events; every module forgets them without driver calls. */
 void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx);
@@ -23,7 +26,9 @@ void ga_modules_exit(void);
 
 /* Fork handlers of every stateful module, in lock order. */
 #define GA_FORK_MODULES {&ga_profile_fork, &ga_stats_fork, &ga_streams_fork, &ga_registry_fork, &ga_pool_fork, \
-                         &ga_coalesce_fork}
+                         &ga_coalesce_fork, &ga_graphs_fork}
+
+#include "graphs.h"
 
 #include "coalesce.h"
 

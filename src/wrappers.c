@@ -9,6 +9,7 @@
  * execution, or before initialization) both call the driver and nothing else. */
 #include "wrappers.h"
 
+#include "graphs.h"
 #include "hooks.h"
 #include "stats.h"
 #include "streams.h"
@@ -29,6 +30,8 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_UNLIKELY(rt_->cfg.graphs) && (GA_WRITES_##cls || stream != GA_NOSTREAM))  \
+            ga_graphs_flush(rt_); /* held launches go first: this call may observe them */ \
         ga_work_begin(rt_, GA_WRITES_##cls);                                            \
         CUresult r_ = real_ args;                                                       \
         ga_work_end(rt_, r_, stream, pt, GA_WRITES_##cls);                              \

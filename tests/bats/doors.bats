@@ -86,3 +86,22 @@ compare() {
     compare "$PROGS/door_linked" "$PTX"
     unset GPUACCEL_POOL GPUACCEL_COALESCE GPUACCEL_GRAPHS
 }
+
+@test "graphs on: repeated sequences replayed as graphs, every result unchanged" {
+    want=$(native "$PROGS/graphs_prog" "$PTX")
+    [ "$(echo "$want" | grep -c 'ok=1')" -eq 6 ]
+    run env GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        timeout 120 "$PROGS/graphs_prog" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    echo "$output" | grep -q '^gpuaccel: graphs: segments=[0-9]* built=[1-9][0-9]* replays=[1-9]'
+}
+
+@test "graphs with the pool and coalescing: results unchanged" {
+    want=$(native "$PROGS/graphs_prog" "$PTX")
+    run env GPUACCEL_GRAPHS=1 GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" timeout 120 "$PROGS/graphs_prog" "$PTX"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$want" ]
+}

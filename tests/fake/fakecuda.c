@@ -351,6 +351,120 @@ FAKE_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
     return launch(f, gx, gy, gz, bx, by, bz, params);
 }
 
+/* ---- graphs: kernel nodes only, run in order on launch ---- */
+typedef struct fake_node {
+    CUfunction f;
+    unsigned g[3], b[3];
+    unsigned char params[16]; /* fill/add: u32 *p, u32 n, u32 v */
+} fake_node_t;
+
+typedef struct fake_graph {
+    unsigned n;
+    fake_node_t nodes[4096];
+} fake_graph_t;
+
+static void node_from(fake_node_t *nd, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    nd->f = p->func ? p->func : (CUfunction)p->kern;
+    nd->g[0] = p->gridDimX, nd->g[1] = p->gridDimY, nd->g[2] = p->gridDimZ;
+    nd->b[0] = p->blockDimX, nd->b[1] = p->blockDimY, nd->b[2] = p->blockDimZ;
+    memcpy(nd->params, p->kernelParams[0], 8);
+    memcpy(nd->params + 8, p->kernelParams[1], 4);
+    memcpy(nd->params + 12, p->kernelParams[2], 4);
+}
+
+FAKE_EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned flags)
+{
+    (void)flags;
+    *g = (CUgraph)calloc(1, sizeof(fake_graph_t));
+    return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                             size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    fake_graph_t *fg = (fake_graph_t *)g;
+    (void)deps, (void)ndeps;
+    if (!fg || fg->n >= 4096 || !p || !p->kernelParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    node_from(&fg->nodes[fg->n], p);
+    *node = (CUgraphNode)(uintptr_t)(fg->n + 1);
+    fg->n++;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long f)
+{
+    (void)f;
+    fake_graph_t *copy = malloc(sizeof *copy);
+    if (!copy)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(copy, g, sizeof *copy);
+    *x = (CUgraphExec)copy;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode node,
+                                                       const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    fake_graph_t *fg = (fake_graph_t *)x;
+    uintptr_t i = (uintptr_t)node - 1;
+    if (!fg || i >= fg->n)
+        return CUDA_ERROR_INVALID_VALUE;
+    node_from(&fg->nodes[i], p);
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, void **params);
+
+FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
+{
+    (void)s;
+    fake_graph_t *fg = (fake_graph_t *)x;
+    if (!fg)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < fg->n; i++) {
+        fake_node_t *nd = &fg->nodes[i];
+        void *args[] = {nd->params, nd->params + 8, nd->params + 12};
+        CUresult r = launch(nd->f, nd->g[0], nd->g[1], nd->g[2], nd->b[0], nd->b[1], nd->b[2], args);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGraphExecDestroy(CUgraphExec x) { free(x); return CUDA_SUCCESS; }
+FAKE_EXPORT CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
+
+FAKE_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+    (void)a, (void)b;
+    *ms = 0.001f; /* fake kernels take no time */
+    return CUDA_SUCCESS;
+}
+
+static __thread CUcontext ctx_stack[16];
+static __thread int ctx_depth;
+FAKE_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+    if (ctx_depth >= 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    ctx_stack[ctx_depth++] = current;
+    current = c;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *out)
+{
+    if (ctx_depth <= 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (out)
+        *out = current;
+    current = ctx_stack[--ctx_depth];
+    return CUDA_SUCCESS;
+}
+
 static int stream_index(CUstream s)
 {
     for (int i = 0; i < nstreams; i++)

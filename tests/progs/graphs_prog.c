@@ -1,0 +1,215 @@
+/* graphs_prog.c - launch sequences that repeat, checked against a host model,
+ * for the graphs feature (and run natively for comparison). Links -lcuda;
+ * loads tests/progs/kernels.ptx ("fill", "add": p[i] += v).
+ *   sequences  8-kernel sequences repeated 60 times on a stream, with scalar
+ *              and pointer arguments that change every iteration
+ *   events     events recorded around a sequence bracket it
+ *   interrupt  a sequence cut short by a read, and by a different kernel
+ *   threads    two threads, two streams, sequences at once
+ *   legacy     the same on the legacy default stream
+ *   ptds       the per-thread default stream (cuLaunchKernel_ptsz)
+ * usage: graphs_prog KERNELS.PTX  -> one "NAME ok=0|1" line per check */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                             void **extra);
+
+#define CK(call)                                                                           \
+    do {                                                                                   \
+        CUresult r_ = (call);                                                              \
+        if (r_ != CUDA_SUCCESS) {                                                          \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);   \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+enum { N = 2048, LEN = 8, ITERS = 60 };
+static CUcontext ctx;
+static CUfunction fill_fn, add_fn;
+
+static void launch(CUfunction f, CUstream s, CUdeviceptr p, uint32_t v, int ptds)
+{
+    uint32_t n = N;
+    void *args[] = {&p, &n, &v};
+    if (ptds)
+        CK(cuLaunchKernel_ptsz(f, N / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    else
+        CK(cuLaunchKernel(f, N / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
+}
+
+/* One sequence: LEN adds into one of two buffers, scalars change with it. */
+static void sequence(CUstream s, CUdeviceptr buf[2], uint32_t model[2], int it, int ptds)
+{
+    for (int k = 0; k < LEN; k++) {
+        int which = (it + k) % 2;
+        uint32_t v = (uint32_t)(it * 31 + k * 7 + 1);
+        launch(add_fn, s, buf[which], v, ptds);
+        model[which] += v;
+    }
+}
+
+static int check(CUdeviceptr buf[2], const uint32_t model[2], CUstream s)
+{
+    uint32_t h[N];
+    int ok = 1;
+    if (s)
+        CK(cuStreamSynchronize(s));
+    for (int b = 0; b < 2; b++) {
+        CK(cuMemcpyDtoH(h, buf[b], sizeof h));
+        for (int i = 0; i < N; i++)
+            ok &= h[i] == model[b];
+    }
+    return ok;
+}
+
+static void setup(CUdeviceptr buf[2], uint32_t model[2])
+{
+    for (int b = 0; b < 2; b++) {
+        CK(cuMemAlloc(&buf[b], N * 4));
+        CK(cuMemsetD32(buf[b], 0, N));
+        model[b] = 0;
+    }
+}
+
+static void teardown(CUdeviceptr buf[2])
+{
+    CK(cuMemFree(buf[0]));
+    CK(cuMemFree(buf[1]));
+}
+
+static int run_sequences(CUstream s, int ptds)
+{
+    CUdeviceptr buf[2];
+    uint32_t model[2];
+    setup(buf, model);
+    int ok = 1;
+    for (int it = 0; it < ITERS; it++) {
+        sequence(s, buf, model, it, ptds);
+        if (s)
+            CK(cuStreamSynchronize(s));
+        else
+            CK(cuCtxSynchronize());
+        if (it % 10 == 9)
+            ok &= check(buf, model, s);
+    }
+    ok &= check(buf, model, s);
+    teardown(buf);
+    return ok;
+}
+
+static int run_events(CUstream s)
+{
+    CUdeviceptr buf[2];
+    uint32_t model[2];
+    CUevent e0, e1;
+    CK(cuEventCreate(&e0, 0));
+    CK(cuEventCreate(&e1, 0));
+    setup(buf, model);
+    int ok = 1;
+    for (int it = 0; it < ITERS; it++) {
+        CK(cuEventRecord(e0, s));
+        sequence(s, buf, model, it, 0);
+        CK(cuEventRecord(e1, s));
+        CK(cuEventSynchronize(e1)); /* the sequence must be done when e1 is */
+        uint32_t v;
+        CK(cuMemcpyDtoHAsync(&v, buf[1], 4, s));
+        CK(cuStreamSynchronize(s));
+        ok &= v == model[1];
+    }
+    CK(cuEventDestroy(e0));
+    CK(cuEventDestroy(e1));
+    teardown(buf);
+    return ok;
+}
+
+static int run_interrupt(CUstream s)
+{
+    CUdeviceptr buf[2];
+    uint32_t model[2];
+    setup(buf, model);
+    int ok = 1;
+    for (int it = 0; it < ITERS; it++) {
+        if (it % 3 == 2) { /* cut short: three kernels, then a read */
+            for (int k = 0; k < 3; k++) {
+                uint32_t v = (uint32_t)(it + k);
+                launch(add_fn, s, buf[0], v, 0);
+                model[0] += v;
+            }
+            uint32_t got;
+            CK(cuMemcpyDtoHAsync(&got, buf[0], 4, s));
+            CK(cuStreamSynchronize(s));
+            ok &= got == model[0];
+        } else if (it % 3 == 1) { /* a different kernel in the middle */
+            sequence(s, buf, model, it, 0);
+            launch(fill_fn, s, buf[1], 5, 0);
+            model[1] = 5;
+        } else {
+            sequence(s, buf, model, it, 0);
+        }
+        CK(cuStreamSynchronize(s));
+    }
+    ok &= check(buf, model, s);
+    teardown(buf);
+    return ok;
+}
+
+static void *thread_main(void *arg)
+{
+    CK(cuCtxSetCurrent(ctx));
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    long ok = run_sequences(s, 0);
+    CK(cuStreamDestroy(s));
+    (void)arg;
+    return (void *)ok;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fprintf(stderr, "usage: %s KERNELS.PTX\n", argv[0]), 2;
+    FILE *f = fopen(argv[1], "rb");
+    if (!f)
+        return fprintf(stderr, "cannot read %s\n", argv[1]), 2;
+    static char ptx[1 << 16];
+    size_t len = fread(ptx, 1, sizeof ptx - 1, f);
+    fclose(f);
+    ptx[len] = 0;
+    if (cuInit(0) != CUDA_SUCCESS)
+        return fprintf(stderr, "SKIP: no CUDA device\n"), 77;
+    CUdevice dev;
+    CUmodule mod;
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuModuleLoadData(&mod, ptx));
+    CK(cuModuleGetFunction(&fill_fn, mod, "fill"));
+    CK(cuModuleGetFunction(&add_fn, mod, "add"));
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+
+    printf("sequences ok=%d\n", run_sequences(s, 0));
+    printf("events ok=%d\n", run_events(s));
+    printf("interrupt ok=%d\n", run_interrupt(s));
+    pthread_t t[2];
+    for (long i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, thread_main, (void *)i);
+    long ok = 1;
+    for (int i = 0; i < 2; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        ok &= (long)r;
+    }
+    printf("threads ok=%ld\n", ok);
+    printf("legacy ok=%d\n", run_sequences(NULL, 0));
+    printf("ptds ok=%d\n", run_sequences(NULL, 1));
+    CK(cuStreamDestroy(s));
+    CK(cuModuleUnload(mod));
+    return 0;
+}
