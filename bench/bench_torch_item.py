@@ -12,38 +12,13 @@ a CUDA device is missing.
 
 usage: bench_torch_item.py [--count N] [--mode native|reference] [--seed S]
 """
-import argparse
-import struct
 import sys
-import time
 
-N = 1 << 16
-
-
-def digest(data: bytes) -> str:
-    """Same function as digest_bytes() in bench/common.h."""
-    m = (1 << 64) - 1
-    prime = 0x100000001B3
-    h = 0xCBF29CE484222325
-    full = len(data) - len(data) % 8
-    for (w,) in struct.iter_unpack("<Q", data[:full]):
-        h = ((h ^ w) * prime) & m
-        h ^= h >> 29
-    for b in data[full:]:
-        h = ((h ^ b) * prime) & m
-    h = ((h ^ len(data)) * prime) & m
-    h ^= h >> 32
-    return "%016x" % h
+from item_loop import N, parse_args, run
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=10000)
-    ap.add_argument("--mode", choices=["native", "reference"], default="native")
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
-    if args.count < 1:
-        ap.error("--count must be >= 1")
+    args = parse_args(__doc__.splitlines()[0])
     try:
         import torch
     except ImportError:
@@ -56,26 +31,8 @@ def main() -> int:
     gen = torch.Generator().manual_seed(args.seed)
     x = torch.rand(N, generator=gen, dtype=torch.float32).to("cuda") * 3 + 1
     torch.cuda.synchronize()
-    count = args.count
-
-    def read_native(n):
-        return [x[k % N].item() for k in range(n)]
-
-    def read_reference(n):
-        host = x[: min(n, N)].cpu().tolist()
-        return [host[k % N] for k in range(n)]
-
-    read = read_reference if args.mode == "reference" else read_native
-    read(min(count, 100))  # warm-up
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    vals = read(count)
-    torch.cuda.synchronize()
-    t1 = time.perf_counter()
-
-    print("result torch_item %.4f count=%d mode=%s" % ((t1 - t0) * 1e6 / count, count, args.mode))
-    print("digest: " + digest(struct.pack("<%df" % count, *vals)))
-    return 0
+    return run("torch_item", args, lambda k: x[k].item(), lambda m: x[:m].cpu().tolist(),
+               torch.cuda.synchronize)
 
 
 if __name__ == "__main__":

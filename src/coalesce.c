@@ -510,11 +510,8 @@ void ga_coalesce_report(void)
                 (unsigned long long)s.fills, (unsigned long long)s.fill_bytes);
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void fork_child(void)
 {
-    pthread_mutex_init(&lock, NULL);
     memset(slots, 0, sizeof slots); /* pinned buffers belong to the parent's CUDA */
     shared = NULL;
     atomic_store(&hits, 0);
@@ -523,4 +520,4 @@ static void fork_child(void)
     atomic_store(&fill_bytes, 0);
 }
 
-const ga_fork_ops_t ga_coalesce_fork = {fork_prepare, fork_parent, fork_child};
+const ga_fork_ops_t ga_coalesce_fork = {NULL, &lock, fork_child};

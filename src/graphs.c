@@ -678,12 +678,9 @@ void ga_graphs_report(void)
                 (unsigned long long)s.fallback_timeout, (unsigned long long)s.long_skipped);
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void fork_child(void)
 {
     /* No CUDA state and no watchdog thread in the child: start over. */
-    pthread_mutex_init(&lock, NULL);
     pthread_cond_init(&wake, NULL);
     topos = NULL;
     starts = NULL;
@@ -694,4 +691,4 @@ static void fork_child(void)
     seg.n = 0;
 }
 
-const ga_fork_ops_t ga_graphs_fork = {fork_prepare, fork_parent, fork_child};
+const ga_fork_ops_t ga_graphs_fork = {NULL, &lock, fork_child};

@@ -625,12 +625,9 @@ void ga_pool_stats(ga_pool_stats_t *s)
     pthread_mutex_unlock(&lock);
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void fork_child(void)
 {
     /* The child has no CUDA state: forget every block (leaked on purpose). */
-    pthread_mutex_init(&lock, NULL);
     blocks = NULL;
     pools = NULL;
     outstanding = NULL;
@@ -642,4 +639,4 @@ static void fork_child(void)
     atomic_store(&releases, 0);
 }
 
-const ga_fork_ops_t ga_pool_fork = {fork_prepare, fork_parent, fork_child};
+const ga_fork_ops_t ga_pool_fork = {NULL, &lock, fork_child};

@@ -1840,14 +1840,10 @@ void ga_profile_init(const ga_rt_t *rt)
     ga_debug("profiling to %s.{txt,json,trace.json}; kernel timing %s", p->path, p->knote);
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
-
 /* The child profiles itself into PATH.<pid>: nothing of the parent's carries
  * over (its events belong to the parent's contexts). */
 static void fork_child(void)
 {
-    pthread_mutex_init(&lock, NULL);
     if (!ga_profiling)
         return;
     char base[sizeof P->claim];
@@ -1877,4 +1873,4 @@ static void fork_child(void)
     atomic_store(&collecting, false);
 }
 
-const ga_fork_ops_t ga_profile_fork = {fork_prepare, fork_parent, fork_child};
+const ga_fork_ops_t ga_profile_fork = {NULL, &lock, fork_child};

@@ -151,14 +151,11 @@ unsigned ga_registry_count(void)
     return n;
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void fork_child(void)
 {
     /* Modules do not survive into a child: start empty (records leaked). */
-    pthread_mutex_init(&lock, NULL);
     table = NULL;
     retired = NULL;
 }
 
-const ga_fork_ops_t ga_registry_fork = {fork_prepare, fork_parent, fork_child};
+const ga_fork_ops_t ga_registry_fork = {NULL, &lock, fork_child};

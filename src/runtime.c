@@ -27,20 +27,30 @@ static const ga_fork_ops_t *const fork_modules[] = GA_FORK_MODULES;
 
 static void fork_prepare(void)
 {
-    for (size_t i = 0; i < GA_ARRAY_LEN(fork_modules); i++)
-        fork_modules[i]->prepare();
+    for (size_t i = 0; i < GA_ARRAY_LEN(fork_modules); i++) {
+        if (fork_modules[i]->rwlock)
+            pthread_rwlock_wrlock(fork_modules[i]->rwlock);
+        pthread_mutex_lock(fork_modules[i]->lock);
+    }
 }
 
 static void fork_parent(void)
 {
-    for (size_t i = GA_ARRAY_LEN(fork_modules); i-- > 0;)
-        fork_modules[i]->parent();
+    for (size_t i = GA_ARRAY_LEN(fork_modules); i-- > 0;) {
+        pthread_mutex_unlock(fork_modules[i]->lock);
+        if (fork_modules[i]->rwlock)
+            pthread_rwlock_unlock(fork_modules[i]->rwlock);
+    }
 }
 
 static void fork_child(void)
 {
-    for (size_t i = GA_ARRAY_LEN(fork_modules); i-- > 0;)
+    for (size_t i = GA_ARRAY_LEN(fork_modules); i-- > 0;) {
+        pthread_mutex_init(fork_modules[i]->lock, NULL);
+        if (fork_modules[i]->rwlock)
+            pthread_rwlock_init(fork_modules[i]->rwlock, NULL);
         fork_modules[i]->child();
+    }
 }
 
 static const char *no_env(const char *name)

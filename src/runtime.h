@@ -7,6 +7,7 @@
 #ifndef GA_RUNTIME_H
 #define GA_RUNTIME_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "common.h"
@@ -49,12 +50,14 @@ static inline void *ga_real_fn(const ga_rt_t *rt, ga_id_t id)
  * if this driver lacks it. For hooks, whose entries share one prototype. */
 #define GA_REAL(rt, id, proto_name) ((__typeof__(&proto_name))ga_real_fn((rt), (id)))
 
-/* Fork handlers of one stateful module; runtime.c lists them all and installs
- * them with pthread_atfork (prepare in list order, parent/child in reverse). */
+/* What fork must know of one stateful module. runtime.c takes every module's
+ * locks before fork (in list order: rwlock, then mutex), releases them in the
+ * parent, and in the child re-initializes them and calls `child`, which resets
+ * the module: the child starts with no CUDA state. */
 typedef struct ga_fork_ops {
-    void (*prepare)(void); /* take the module's locks */
-    void (*parent)(void);  /* release them */
-    void (*child)(void);   /* reset: the child starts with no CUDA state */
+    pthread_rwlock_t *rwlock; /* optional */
+    pthread_mutex_t *lock;
+    void (*child)(void);
 } ga_fork_ops_t;
 
 #endif

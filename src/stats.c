@@ -72,12 +72,9 @@ uint64_t ga_stats_ns(ga_id_t id)
     return sum(offsetof(ga_thread_stats_t, ns), id);
 }
 
-static void lock(void) { pthread_mutex_lock(&list_lock); }
-static void unlock(void) { pthread_mutex_unlock(&list_lock); }
 static void child(void)
 {
     /* The child profiles itself: the parent's counts are the parent's. */
-    pthread_mutex_init(&list_lock, NULL);
     for (ga_thread_stats_t *s = list_head; s; s = s->next)
         for (int i = 0; i < GA_N_ENTRIES; i++) {
             atomic_store_explicit(&s->calls[i], 0, memory_order_relaxed);
@@ -85,7 +82,7 @@ static void child(void)
         }
 }
 
-const ga_fork_ops_t ga_stats_fork = {lock, unlock, child};
+const ga_fork_ops_t ga_stats_fork = {NULL, &list_lock, child};
 
 typedef struct {
     ga_id_t id;

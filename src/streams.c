@@ -479,24 +479,10 @@ void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f)
     memset(f, 0, sizeof *f);
 }
 
-static void fork_prepare(void)
-{
-    pthread_rwlock_wrlock(&use_lock);
-    pthread_mutex_lock(&lock);
-}
-
-static void fork_parent(void)
-{
-    pthread_mutex_unlock(&lock);
-    pthread_rwlock_unlock(&use_lock);
-}
-
 static void fork_child(void)
 {
-    pthread_rwlock_init(&use_lock, NULL);
     /* CUDA state does not survive fork: forget every stream and event (their
      * memory is leaked on purpose; the handles mean nothing in the child). */
-    pthread_mutex_init(&lock, NULL);
     table = NULL;
     free_list = NULL;
     spare_events = NULL;
@@ -505,4 +491,4 @@ static void fork_child(void)
     atomic_store(&captures, 0);
 }
 
-const ga_fork_ops_t ga_streams_fork = {fork_prepare, fork_parent, fork_child};
+const ga_fork_ops_t ga_streams_fork = {&use_lock, &lock, fork_child};
