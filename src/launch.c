@@ -1,7 +1,8 @@
 /* launch.c - the kernel launch hooks: where the launch features decide what
- * is launched. Graphs may hold the launch as part of a known sequence;
- * otherwise the driver gets the program's own arguments. (Swap and tune will
- * choose the function and configuration here.) The epoch and the stream
+ * is launched. Swap may replace the function (and, for grid-stride
+ * replacements, the configuration); graphs may then hold the launch as part
+ * of a known sequence; otherwise the driver gets the launch. (Tune will choose
+ * the configuration here.) The epoch and the stream
  * tracker see a held launch as work at once: what it writes is not readable
  * until the next flush point issues it. */
 #include "graphs.h"
@@ -10,6 +11,7 @@
 #include "modules.h"
 #include "profile.h"
 #include "streams.h"
+#include "swap.h"
 
 CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned int gridDimX,
                         unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
@@ -18,23 +20,36 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
                         void **extra)
 {
     bool pt = ga_entries[id].per_thread;
-    const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
-    const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
+    unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
+    unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
+    __typeof__(&cuLaunchKernel) real = GA_REAL(rt, id, cuLaunchKernel);
     ga_work_begin(rt, true);
+    /* Swap first: graphs then hold what is really launched. */
+    CUfunction fn = f;
+    bool swapped = rt->cfg.kernels && !extra &&
+                   ga_swap_choose(rt, &fn, grid, block, sharedMemBytes);
     CUresult r = CUDA_SUCCESS;
-    if (!rt->cfg.graphs || ga_graphs_launch(rt, f, grid, block, sharedMemBytes, hStream, pt,
+    if (!rt->cfg.graphs || ga_graphs_launch(rt, fn, grid, block, sharedMemBytes, hStream, pt,
                                             kernelParams, extra) == GA_GRAPH_LAUNCH) {
         if (ga_profiling)
             ga_profile_kernel_begin(rt, hStream, pt);
-        r = GA_REAL(rt, id, cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                                            blockDimZ, sharedMemBytes, hStream, kernelParams,
-                                            extra);
+        r = real(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedMemBytes,
+                 hStream, kernelParams, extra);
+        if (rt->cfg.kernels)
+            ga_swap_launched(rt, f, swapped, r);
+        if (r != CUDA_SUCCESS && swapped) { /* the program's own kernel, as it asked */
+            r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                     sharedMemBytes, hStream, kernelParams, extra);
+            fn = f;
+            grid[0] = gridDimX, grid[1] = gridDimY, grid[2] = gridDimZ;
+            block[0] = blockDimX, block[1] = blockDimY, block[2] = blockDimZ;
+        }
         if (r == CUDA_SUCCESS && rt->cfg.graphs)
-            ga_graphs_launched(rt, f, grid, block, sharedMemBytes, hStream);
+            ga_graphs_launched(rt, fn, grid, block, sharedMemBytes, hStream);
     }
     ga_work_end(rt, r, hStream, pt, true);
     if (r == CUDA_SUCCESS && ga_profiling)
-        ga_profile_launch(rt, f, grid, block, sharedMemBytes, hStream, pt);
+        ga_profile_launch(rt, fn, grid, block, sharedMemBytes, hStream, pt);
     if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))
         (void)ga_kernel_info(rt, f); /* logs the name on first sight */
     return r;

@@ -3,6 +3,7 @@
 
 #include "coalesce.h"
 #include "graphs.h"
+#include "swap.h"
 #include "log.h"
 #include "pool.h"
 
@@ -12,6 +13,8 @@ void ga_modules_init(const ga_rt_t *rt)
     ga_profile_init(rt);
     if (rt->cfg.graphs)
         ga_graphs_init(rt);
+    if (rt->cfg.kernels)
+        ga_swap_init(rt);
 }
 
 void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h)
@@ -27,6 +30,8 @@ void ga_modules_unload(const ga_rt_t *rt)
 {
     if (rt->cfg.graphs)
         ga_graphs_unload(rt);
+    if (rt->cfg.kernels)
+        ga_swap_unload();
 }
 
 void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
@@ -44,4 +49,5 @@ void ga_modules_exit(void)
     ga_pool_report();
     ga_coalesce_report();
     ga_graphs_report();
+    ga_swap_report();
 }

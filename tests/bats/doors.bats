@@ -105,3 +105,41 @@ compare() {
     [ "$status" -eq 0 ]
     [ "$output" = "$want" ]
 }
+
+@test "kernels on: a user replacement with the same ABI is swapped, one with another ABI is not" {
+    printf 'not a real fatbin' > "$BATS_TEST_TMPDIR/user.fatbin"
+    cat > "$BATS_TEST_TMPDIR/user.table" <<'TABLE'
+# user replacements (the fake driver's library kernels)
+add   ga_add        grid=any
+fill  ga_wrong_abi  grid=program
+this line is wrong
+TABLE
+    want=$(native "$PROGS/door_getproc" "$PTX")
+    run env GPUACCEL_KERNELS=1 GPUACCEL_LOG=info \
+        GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    echo "$output" | grep -q "user.table:4: expected '<original> <replacement> grid=program|grid=any'"
+    echo "$output" | grep -q '^gpuaccel: kernels: fill not swapped: ga_wrong_abi takes other parameters'
+    echo "$output" | grep -q '^gpuaccel: kernels: swapped=19 abi_mismatch=1'
+}
+
+@test "kernels: GPUACCEL_KERNELS_DENY keeps a kernel original; a bad EXTRA is reported" {
+    printf 'x' > "$BATS_TEST_TMPDIR/user.fatbin"
+    printf 'add ga_add grid=program\n' > "$BATS_TEST_TMPDIR/user.table"
+    run env GPUACCEL_KERNELS=1 GPUACCEL_LOG=info GPUACCEL_KERNELS_DENY='a*' \
+        GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q 'kernels: add not swapped: GPUACCEL_KERNELS_DENY'
+    run env GPUACCEL_KERNELS=1 GPUACCEL_KERNELS_EXTRA=nocolon LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q "GPUACCEL_KERNELS_EXTRA='nocolon' is not valid: expected FATBIN:TABLE"
+    run env GPUACCEL_KERNELS=1 GPUACCEL_KERNELS_EXTRA=/no/such.fatbin:/no/table \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q "GPUACCEL_KERNELS_EXTRA: cannot read '/no/such.fatbin'"
+}

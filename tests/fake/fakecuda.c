@@ -38,6 +38,9 @@ __attribute__((constructor)) static void fake_init(void)
 
 enum { K_FILL = 1, K_ADD = 2 };
 static int kernel_fill = K_FILL, kernel_add = K_ADD;
+/* Library kernels for the swap tests: ga_add does what add does; ga_wrong_abi
+ * takes other parameters. */
+static int kernel_ga_add = K_ADD, kernel_wrong = 0, library_object;
 
 FAKE_EXPORT CUresult cuInit(unsigned int flags)
 {
@@ -284,7 +287,85 @@ FAKE_EXPORT CUresult cuModuleUnload(CUmodule m)
 
 static int is_kernel(CUfunction f)
 {
-    return f == (CUfunction)&kernel_fill || f == (CUfunction)&kernel_add;
+    return f == (CUfunction)&kernel_fill || f == (CUfunction)&kernel_add ||
+           f == (CUfunction)&kernel_ga_add;
+}
+
+FAKE_EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *o,
+                                       void **ov, unsigned no, CUlibraryOption *lo, void **lov,
+                                       unsigned nlo)
+{
+    (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
+    if (!lib || !code)
+        return CUDA_ERROR_INVALID_VALUE;
+    *lib = (CUlibrary)&library_object;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+    if (lib != (CUlibrary)&library_object)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!strcmp(name, "ga_add"))
+        *k = (CUkernel)&kernel_ga_add;
+    else if (!strcmp(name, "ga_wrong_abi"))
+        *k = (CUkernel)&kernel_wrong;
+    else
+        return CUDA_ERROR_NOT_FOUND;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuKernelGetName(const char **name, CUkernel k)
+{
+    if (k == (CUkernel)&kernel_ga_add)
+        *name = "ga_add";
+    else if (k == (CUkernel)&kernel_wrong)
+        *name = "ga_wrong_abi";
+    else
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+    if (k == (CUkernel)&kernel_ga_add && i < 3) { /* like fill/add: 8 + 4 + 4 */
+        *off = i == 0 ? 0 : 4 + 4 * i;
+        *size = i == 0 ? 8 : 4;
+        return CUDA_SUCCESS;
+    }
+    if (k == (CUkernel)&kernel_wrong && i < 2) { /* two 8-byte parameters */
+        *off = 8 * i;
+        *size = 8;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
+{
+    *f = (CUfunction)k;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int b,
+                                                                 size_t shmem)
+{
+    (void)f, (void)b, (void)shmem;
+    *n = 8;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+    *d = 0;
+    return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 4 : 0;
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuFuncGetName(const char **name, CUfunction f)
@@ -331,7 +412,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     uint32_t n = *(uint32_t *)params[1], v = *(uint32_t *)params[2];
     uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
     for (uint64_t i = 0; i < threads && i < n; i++)
-        p[i] = f == (CUfunction)&kernel_fill ? v : p[i] + v;
+        p[i] = f == (CUfunction)&kernel_fill ? v : p[i] + v; /* add, ga_add */
     return CUDA_SUCCESS;
 }
 
