@@ -296,12 +296,18 @@ static int exec_status(int status)
 }
 
 /* ---- run, profile, report, env --------------------------------------------------- */
+
+/* The library to preload and the command's path: EX_OK or the exit status. */
+static int find_both(const opts_t *o, char *lib, char *path)
+{
+    int rc = find_library(o, lib, PATH_MAX);
+    return rc == EX_OK ? find_command(o->cmd[0], path, PATH_MAX) : rc;
+}
+
 static int cmd_run(opts_t *o)
 {
     char lib[PATH_MAX], path[PATH_MAX];
-    int rc = find_library(o, lib, sizeof lib);
-    if (rc == EX_OK)
-        rc = find_command(o->cmd[0], path, sizeof path);
+    int rc = find_both(o, lib, path);
     if (rc != EX_OK)
         return rc;
     preload(lib);
@@ -347,9 +353,7 @@ static void list_profiles(const char *out, time_t since)
 static int cmd_profile(opts_t *o)
 {
     char lib[PATH_MAX], path[PATH_MAX];
-    int rc = find_library(o, lib, sizeof lib);
-    if (rc == EX_OK)
-        rc = find_command(o->cmd[0], path, sizeof path);
+    int rc = find_both(o, lib, path);
     if (rc != EX_OK)
         return rc;
     const char *out = o->out ? o->out : "gpuaccel-profile";
