@@ -12,6 +12,7 @@
 #include "profile.h"
 #include "streams.h"
 #include "swap.h"
+#include "tune.h"
 
 CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned int gridDimX,
                         unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
@@ -24,10 +25,11 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
     unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
     __typeof__(&cuLaunchKernel) real = GA_REAL(rt, id, cuLaunchKernel);
     ga_work_begin(rt, true);
-    /* Swap first: graphs then hold what is really launched. */
+    /* Swap, else tune; graphs then hold what is really launched. */
     CUfunction fn = f;
     bool swapped = rt->cfg.kernels && !extra &&
                    ga_swap_choose(rt, &fn, grid, block, sharedMemBytes);
+    bool tuned = !swapped && rt->cfg.tune && ga_tune_choose(rt, f, grid, block, sharedMemBytes);
     CUresult r = CUDA_SUCCESS;
     if (!rt->cfg.graphs || ga_graphs_launch(rt, fn, grid, block, sharedMemBytes, hStream, pt,
                                             kernelParams, extra) == GA_GRAPH_LAUNCH) {
@@ -37,7 +39,9 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
                  hStream, kernelParams, extra);
         if (rt->cfg.kernels)
             ga_swap_launched(rt, f, swapped, r);
-        if (r != CUDA_SUCCESS && swapped) { /* the program's own kernel, as it asked */
+        if (r == CUDA_SUCCESS && !swapped && !tuned && (rt->cfg.kernels || rt->cfg.tune))
+            ga_kernel_note_launched(f); /* now swap and tune may ask about it */
+        if (r != CUDA_SUCCESS && (swapped || tuned)) { /* the program's own launch, as it asked */
             r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                      sharedMemBytes, hStream, kernelParams, extra);
             fn = f;

@@ -4,6 +4,7 @@
 #include "coalesce.h"
 #include "graphs.h"
 #include "swap.h"
+#include "tune.h"
 #include "log.h"
 #include "pool.h"
 
@@ -15,6 +16,8 @@ void ga_modules_init(const ga_rt_t *rt)
         ga_graphs_init(rt);
     if (rt->cfg.kernels)
         ga_swap_init(rt);
+    if (rt->cfg.tune)
+        ga_tune_init(rt);
 }
 
 void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h)
@@ -32,6 +35,8 @@ void ga_modules_unload(const ga_rt_t *rt)
         ga_graphs_unload(rt);
     if (rt->cfg.kernels)
         ga_swap_unload();
+    if (rt->cfg.tune)
+        ga_tune_unload();
 }
 
 void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
@@ -50,4 +55,5 @@ void ga_modules_exit(void)
     ga_coalesce_report();
     ga_graphs_report();
     ga_swap_report();
+    ga_tune_report();
 }

@@ -20,8 +20,15 @@ typedef struct record {
     struct record *retired_next;
 } record_t;
 
+/* Handles the driver has accepted a launch of. */
+typedef struct launched {
+    const void *f;
+    UT_hash_handle hh;
+} launched_t;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static record_t *table;   /* guarded by lock */
+static launched_t *launched; /* guarded by lock */
 static record_t *retired; /* guarded by lock */
 static char unknown_name[] = "?";
 
@@ -130,6 +137,27 @@ const ga_kernel_t *ga_kernel_info(const ga_rt_t *rt, CUfunction f)
     return &r->k;
 }
 
+void ga_kernel_note_launched(CUfunction f)
+{
+    launched_t *l;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_PTR(launched, &f, l);
+    if (!l && (l = calloc(1, sizeof *l))) {
+        l->f = f;
+        HASH_ADD_PTR(launched, f, l);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+bool ga_kernel_was_launched(CUfunction f)
+{
+    launched_t *l;
+    pthread_mutex_lock(&lock);
+    HASH_FIND_PTR(launched, &f, l);
+    pthread_mutex_unlock(&lock);
+    return l != NULL;
+}
+
 void ga_registry_forget_owner(const void *owner)
 {
     record_t *r, *tmp;
@@ -140,6 +168,11 @@ void ga_registry_forget_owner(const void *owner)
             r->retired_next = retired;
             retired = r;
         }
+    launched_t *l, *ltmp;
+    HASH_ITER(hh, launched, l, ltmp) { /* their handles may be reused: launch them anew */
+        HASH_DEL(launched, l);
+        free(l);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -156,6 +189,7 @@ static void fork_child(void)
     /* Modules do not survive into a child: start empty (records leaked). */
     table = NULL;
     retired = NULL;
+    launched = NULL;
 }
 
 const ga_fork_ops_t ga_registry_fork = {NULL, &lock, fork_child};

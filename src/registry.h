@@ -26,6 +26,11 @@ typedef struct ga_kernel {
  * a valid handle; the record stays readable for the life of the process. */
 const ga_kernel_t *ga_kernel_info(const ga_rt_t *rt, CUfunction f);
 
+/* The driver accepted a launch of f (from the launch hook): from now on f may
+ * be asked about. was_launched tells whether it has been. */
+void ga_kernel_note_launched(CUfunction f);
+bool ga_kernel_was_launched(CUfunction f);
+
 /* A module or library is being unloaded: forget its kernels. */
 void ga_registry_forget_owner(const void *owner);
 

@@ -54,7 +54,6 @@ typedef struct rule {
 
 typedef struct decision {
     const void *handle;   /* the original, as the program launches it */
-    bool launched_ok;     /* the driver accepted it once: it may be asked about */
     bool decided;
     bool any_grid;        /* written before replacement is published */
     _Atomic(CUkernel) replacement; /* NULL: launch the original */
@@ -323,11 +322,13 @@ static decision_t *decision_of(CUfunction f, bool create)
 bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned block[3],
                     unsigned shmem)
 {
-    pthread_mutex_lock(&lock);
-    decision_t *d = decision_of(*f, true);
     /* Asked about only once the driver has accepted the original (registry.h),
      * and by one thread only. */
-    bool ask = d && d->launched_ok && !d->decided;
+    if (!ga_kernel_was_launched(*f))
+        return false;
+    pthread_mutex_lock(&lock);
+    decision_t *d = decision_of(*f, true);
+    bool ask = d && !d->decided;
     if (ask)
         d->decided = true;
     pthread_mutex_unlock(&lock);
@@ -347,22 +348,19 @@ bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned
 void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r)
 {
     (void)rt;
-    if (was_swapped && r == CUDA_SUCCESS) {
+    if (!was_swapped)
+        return;
+    if (r == CUDA_SUCCESS) {
         atomic_fetch_add_explicit(&swapped, 1, memory_order_relaxed);
         return;
     }
     pthread_mutex_lock(&lock);
     decision_t *d = decision_of(original, false);
-    if (d && !was_swapped && r == CUDA_SUCCESS)
-        d->launched_ok = true;
-    if (d && was_swapped) /* never again: the original runs */
+    if (d) /* never again: the original runs */
         atomic_store(&d->replacement, NULL);
     pthread_mutex_unlock(&lock);
-    if (was_swapped) {
-        atomic_fetch_add(&failed_launch, 1);
-        ga_warn("kernels: a replacement failed to launch (%d); the original runs instead",
-                (int)r);
-    }
+    atomic_fetch_add(&failed_launch, 1);
+    ga_warn("kernels: a replacement failed to launch (%d); the original runs instead", (int)r);
 }
 
 void ga_swap_unload(void)
