@@ -235,7 +235,7 @@ void ga_tune_init(const ga_rt_t *rt)
 /* ---- at launch ------------------------------------------------------------------ */
 
 /* The device's compute capability (10*major+minor), 0 if unknown. */
-static int current_cc(const ga_rt_t *rt)
+static int query_cc(const ga_rt_t *rt)
 {
     __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
     __typeof__(&cuDeviceGetAttribute) attr =
@@ -247,6 +247,19 @@ static int current_cc(const ga_rt_t *rt)
         attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) != CUDA_SUCCESS)
         return 0;
     return major * 10 + minor;
+}
+
+/* The same for the current context, remembered per thread for its last one. */
+static int current_cc(const ga_rt_t *rt)
+{
+    static __thread CUcontext last_ctx;
+    static __thread int last_cc;
+    CUcontext ctx = ga_current_ctx(rt);
+    if (ctx != last_ctx || !last_cc) {
+        last_cc = query_cc(rt);
+        last_ctx = ctx;
+    }
+    return last_cc;
 }
 
 /* The most threads a block of this kernel may have (its __launch_bounds__). */
@@ -307,19 +320,19 @@ bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned 
         return false;
     if (ask)
         resolve(rt, h);
+    int cc = current_cc(rt);
     pthread_mutex_lock(&lock);
-    kernel_rules_t *kr = h->k;
     int limit = h->max_threads;
     const ga_tune_entry_t *hit = NULL;
-    for (rule_t *r = kr ? kr->rules : NULL; r && !hit; r = r->next)
-        if (!memcmp(r->e.grid, grid, sizeof r->e.grid) &&
+    for (rule_t *r = h->k ? h->k->rules : NULL; r && !hit; r = r->next)
+        if ((!r->e.cc || r->e.cc == cc) && !memcmp(r->e.grid, grid, sizeof r->e.grid) &&
             !memcmp(r->e.block, block, sizeof r->e.block) && r->e.shmem == shmem)
-            hit = &r->e;
+            hit = &r->e; /* entries for another device are ignored */
     ga_tune_entry_t e;
     if (hit)
         e = *hit;
     pthread_mutex_unlock(&lock);
-    if (!hit || (e.cc && e.cc != current_cc(rt)))
+    if (!hit)
         return false;
     if ((int)(e.new_block[0] * e.new_block[1] * e.new_block[2]) > limit) {
         atomic_fetch_add(&over_limit, 1);

@@ -143,3 +143,30 @@ TABLE
     [ "$status" -eq 0 ]
     echo "$output" | grep -q "GPUACCEL_KERNELS_EXTRA: cannot read '/no/such.fatbin'"
 }
+
+@test "tune on: a table entry rewrites a launch, results unchanged; other devices and launch bounds respected" {
+    cat > "$BATS_TEST_TMPDIR/tune.table" <<'TABLE'
+# add: bounds-checked 1-D, 32 blocks of 128 -> 16 of 256 (same threads)
+add  *      32 128 0 -> 16 256 threads
+# fill: its __launch_bounds__ (256) forbids 512
+fill *      16 256 0 -> 8 512 threads
+# another device: ignored
+add  sm_80  32 128 0 -> 8 512 threads
+add  sm_90  oops
+TABLE
+    want=$(native "$PROGS/door_getproc" "$PTX")
+    run env GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/tune.table" GPUACCEL_LOG=info \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    echo "$output" | grep -q 'tune.table:7: expected'
+    echo "$output" | grep -q '^gpuaccel: tune: rewritten=19 '
+}
+
+@test "tune: an unreadable table is reported once, nothing rewritten" {
+    run env GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE=/no/such/table LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -c "GPUACCEL_TUNE_TABLE: cannot read '/no/such/table'")" -eq 1 ]
+}

@@ -364,7 +364,22 @@ FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 FAKE_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
     (void)d;
-    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 4 : 0;
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 4; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break; /* an "sm_90" */
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    default: *v = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    if (!is_kernel(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* fill is declared with __launch_bounds__(256) in this make-believe */
+    *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? (f == (CUfunction)&kernel_fill ? 256 : 1024)
+                                                     : 0;
     return CUDA_SUCCESS;
 }
 

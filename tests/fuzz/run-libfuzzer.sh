@@ -12,7 +12,7 @@ inc="-I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I/usr/local/cuda/includ
 core=$(ls "$src"/src/*.c | grep -v -e /wrappers.c -e /doors.c)
 blob=kernels_blob.c
 [ -f "$blob" ] || blob="$src/kernels_blob.c"
-for h in config table; do
+for h in config table tune; do
     clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 $inc -DPACKAGE_VERSION='"fuzz"' \
         -o "$out/fuzz_$h" "$src/tests/fuzz/fuzz_$h.c" $core "$blob"
     echo "fuzz_$h: $secs s on tests/fuzz/corpus/$h"
