@@ -27,6 +27,8 @@
     X(GPUACCEL_GRAPH_CACHE, UINT, graph_cache, "64", "most graphs kept instantiated")        \
     X(GPUACCEL_TUNE, BOOL, tune, "0", "rewrite launch configurations from the tuned table")  \
     X(GPUACCEL_TUNE_TABLE, STR, tune_table, "", "tuned-configuration table file")            \
+    X(GPUACCEL_TUNER, STR, tuner, "", "tuner mode: verify and time configurations, write FILE") \
+    X(GPUACCEL_TUNER_KERNEL, STR, tuner_kernel, "*", "glob of kernel names the tuner tries")  \
     X(GPUACCEL_KERNELS, BOOL, kernels, "0", "launch shipped replacement kernels")            \
     X(GPUACCEL_KERNELS_EXTRA, STR, kernels_extra, "", "FATBIN:TABLE of user replacement kernels") \
     X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "glob of kernel names never swapped")

@@ -13,6 +13,7 @@
 #include "streams.h"
 #include "swap.h"
 #include "tune.h"
+#include "tuner.h"
 
 CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned int gridDimX,
                         unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
@@ -25,6 +26,8 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
     unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
     __typeof__(&cuLaunchKernel) real = GA_REAL(rt, id, cuLaunchKernel);
     ga_work_begin(rt, true);
+    if (GA_UNLIKELY(rt->tuning))
+        ga_tuner_before_launch(rt, f, grid, block, sharedMemBytes, hStream, kernelParams, extra);
     /* Swap, else tune; graphs then hold what is really launched. */
     CUfunction fn = f;
     bool swapped = rt->cfg.kernels && !extra &&
@@ -39,7 +42,8 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
                  hStream, kernelParams, extra);
         if (rt->cfg.kernels)
             ga_swap_launched(rt, f, swapped, r);
-        if (r == CUDA_SUCCESS && !swapped && !tuned && (rt->cfg.kernels || rt->cfg.tune))
+        if (r == CUDA_SUCCESS && !swapped && !tuned &&
+            (rt->cfg.kernels || rt->cfg.tune || rt->tuning))
             ga_kernel_note_launched(f); /* now swap and tune may ask about it */
         if (r != CUDA_SUCCESS && (swapped || tuned)) { /* the program's own launch, as it asked */
             r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,

@@ -5,6 +5,7 @@
 #include "graphs.h"
 #include "swap.h"
 #include "tune.h"
+#include "tuner.h"
 #include "log.h"
 #include "pool.h"
 
@@ -18,6 +19,8 @@ void ga_modules_init(const ga_rt_t *rt)
         ga_swap_init(rt);
     if (rt->cfg.tune)
         ga_tune_init(rt);
+    if (rt->tuning)
+        ga_tuner_init(rt);
 }
 
 void ga_modules_flush(const ga_rt_t *rt, ga_flush_t what, CUstream h)
@@ -50,6 +53,7 @@ void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 void ga_modules_exit(void)
 {
     ga_profile_write();
+    ga_tuner_write();
     ga_stats_log_summary();
     ga_pool_report();
     ga_coalesce_report();

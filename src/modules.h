@@ -27,11 +27,12 @@ void ga_modules_exit(void);
 /* Fork handlers of every stateful module, in lock order. */
 #define GA_FORK_MODULES {&ga_profile_fork, &ga_stats_fork, &ga_streams_fork, &ga_registry_fork, &ga_pool_fork, \
                          &ga_coalesce_fork, &ga_graphs_fork, &ga_swap_fork, \
-                         &ga_tune_fork}
+                         &ga_tune_fork, &ga_tuner_fork}
 
 #include "graphs.h"
 #include "swap.h"
 #include "tune.h"
+#include "tuner.h"
 
 #include "coalesce.h"
 

@@ -24,6 +24,7 @@
 
 #include "coalesce.h"
 #include "profile.h"
+#include "tuner.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -403,6 +404,8 @@ CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t 
     uint64_t t0 = ga_profile_t0();
     CUresult r = alloc_block(rt, id, dptr, bytesize);
     ga_profile_alloc_done(t0, r, dptr ? *dptr : 0, bytesize);
+    if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
+        ga_tuner_alloc(rt, *dptr, bytesize);
     return r;
 }
 
@@ -487,6 +490,8 @@ CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
         r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
     ga_work_end(rt, r, GA_NOSTREAM, false, true);
     ga_profile_free_done(t0, r, dptr);
+    if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
+        ga_tuner_free(dptr);
     return r;
 }
 

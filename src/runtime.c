@@ -75,6 +75,7 @@ static void configure(ga_rt_t *rt)
     /* The epoch and the stream tracker cost a little on every call; only the
      * features that read them pay for them. */
     rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
+    rt->tuning = rt->active && rt->cfg.tuner && *rt->cfg.tuner;
     if (secure)
         ga_debug("secure-execution process: pure pass-through");
 }

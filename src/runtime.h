@@ -19,6 +19,7 @@ typedef struct ga_rt {
     ga_config_t cfg;
     bool active; /* false: pure pass-through (GPUACCEL=0, secure execution) */
     bool track;  /* a feature uses the write epoch and stream tracker: keep them */
+    bool tuning; /* the tuner runs (GPUACCEL_TUNER): it tracks allocations */
 } ga_rt_t;
 
 extern _Atomic(const ga_rt_t *) ga_rt_published;

@@ -41,6 +41,9 @@ static const char usage_text[] =
     "          run CMD with libgpuaccel preloaded; LIST: pool,coalesce,graphs,tune,kernels or all\n"
     "  profile [-o FILE] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
     "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
+    "  tune    [-o FILE] [--kernel PATTERN] [--lib PATH] -- CMD\n"
+    "          run CMD once under the tuner; write the configurations it proved\n"
+    "          bit-identical and faster (default FILE: gpuaccel-tune.table)\n"
     "  report  FILE.json\n"
     "          print the human-readable report of a profile again\n"
     "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--check-digest REGEX]\n"
@@ -79,7 +82,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 /* ---- options shared by the commands ---------------------------------------------- */
 typedef struct opts {
-    const char *lib, *out, *check_digest, *check_file, *svg;
+    const char *lib, *out, *check_digest, *check_file, *svg, *kernel_pattern;
     unsigned feature_on[N_FEATURES], feature_set[N_FEATURES]; /* run/profile toggles */
     int ab_feature;     /* -1: all */
     bool kernels, per_feature, json, require_gpu;
@@ -131,12 +134,14 @@ static bool parse_runs(const char *s, unsigned *out)
 static int parse(const char *cmd, int argc, char **argv, opts_t *o)
 {
     bool is_ab = !strcmp(cmd, "ab"), is_profile = !strcmp(cmd, "profile");
+    bool is_tune = !strcmp(cmd, "tune");
     int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "--lib") || !strcmp(a, "--enable") || !strcmp(a, "--disable") ||
-                     (is_profile && !strcmp(a, "-o")) ||
+                     ((is_profile || is_tune) && !strcmp(a, "-o")) ||
+                     (is_tune && !strcmp(a, "--kernel")) ||
                      (is_ab && (!strcmp(a, "-n") || !strcmp(a, "--feature") ||
                                 !strcmp(a, "--check-digest") || !strcmp(a, "--check-file") ||
                                 !strcmp(a, "--svg")));
@@ -159,8 +164,10 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
             if (!toggle(o, v, a[2] == 'e'))
                 return usage_error("unknown feature in '%s' (pool, coalesce, graphs, tune, "
                                    "kernels or all)", v);
-        } else if (is_profile && !strcmp(a, "-o")) {
+        } else if ((is_profile || is_tune) && !strcmp(a, "-o")) {
             o->out = v;
+        } else if (is_tune && !strcmp(a, "--kernel")) {
+            o->kernel_pattern = v;
         } else if (is_profile && !strcmp(a, "--kernels")) {
             o->kernels = true;
             continue;
@@ -348,6 +355,50 @@ static void list_profiles(const char *out, time_t since)
         fprintf(stderr, "gpuaccel: no profile was written to %s.json: the command made no CUDA "
                         "call through the library (or exited without exit(), e.g. by _exit)\n",
                 out);
+}
+
+/* gpuaccel tune: the program runs once under the tuner, every other feature
+ * off; the tuner writes only configurations it proved bit-identical. */
+static int cmd_tune(opts_t *o)
+{
+    char lib[PATH_MAX], path[PATH_MAX];
+    int rc = find_both(o, lib, path);
+    if (rc != EX_OK)
+        return rc;
+    const char *out = o->out ? o->out : "gpuaccel-tune.table";
+    pid_t pid = fork();
+    if (pid < 0)
+        return die(EX_FAIL, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        preload(lib);
+        toggle(o, "all", false);
+        apply_toggles(o);
+        setenv("GPUACCEL_TUNER", out, 1);
+        setenv("GPUACCEL_TUNER_KERNEL", o->kernel_pattern ? o->kernel_pattern : "*", 1);
+        execv(path, o->cmd);
+        _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    FILE *f = fopen(out, "r");
+    unsigned kept = 0, not_kept = 0;
+    char line[4096];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "# no:", 5))
+            not_kept++;
+        else if (line[0] != '#' && line[0] != '\n')
+            kept++;
+    if (f)
+        fclose(f);
+    if (f)
+        fprintf(stderr, "gpuaccel: tune: %s: %u verified entries, %u configurations not kept "
+                        "(reasons inside); use GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE=%s\n",
+                out, kept, not_kept, out);
+    else
+        fprintf(stderr, "gpuaccel: tune: no table was written to %s (no CUDA call through the "
+                        "library, or the program exited without exit())\n", out);
+    return exec_status(status);
 }
 
 static int cmd_profile(opts_t *o)
@@ -907,14 +958,17 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "env"))
         return argc == 2 ? cmd_env() : usage_error("%s", "env takes no arguments");
-    bool known = !strcmp(cmd, "run") || !strcmp(cmd, "profile") || !strcmp(cmd, "ab");
+    bool known = !strcmp(cmd, "run") || !strcmp(cmd, "profile") || !strcmp(cmd, "ab") ||
+                 !strcmp(cmd, "tune");
     if (!known)
-        return usage_error("unknown command '%s' (run, profile, report, ab, env)", cmd);
+        return usage_error("unknown command '%s' (run, profile, tune, report, ab, env)", cmd);
     opts_t o = {.runs = 5, .ab_feature = -1};
     int rc = parse(cmd, argc - 2, argv + 2, &o);
     if (rc != EX_OK)
         return rc;
     if (!strcmp(cmd, "run"))
         return cmd_run(&o);
+    if (!strcmp(cmd, "tune"))
+        return cmd_tune(&o);
     return !strcmp(cmd, "profile") ? cmd_profile(&o) : cmd_ab(&o);
 }

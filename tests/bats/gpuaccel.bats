@@ -259,3 +259,35 @@ EOF
     [ "$status" -eq 77 ]
     [ "$output" = "gpuaccel: no GPU: /dev/nvidiactl is missing (--require-gpu)" ]
 }
+
+@test "tune: the tuner writes a verified entry, the program's output unchanged, and the table works" {
+    table="$BATS_TEST_TMPDIR/t.table"
+    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" \
+        "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx")
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" -- \
+        "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
+    [[ "$output" == *"1 verified entries"* ]]
+    grep -q '^add sm_90 32,1,1 128,1,1 0 -> 4,1,1 1024,1,1 threads$' "$table"
+    grep -q '^# verified: .* compared bit for bit' "$table"
+    run env GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$table" GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_BUILD/tests/progs/door_getproc" \
+        "$GA_SRC/tests/progs/kernels.ptx"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
+    [[ "$output" == *"gpuaccel: tune: rewritten=19"* ]]
+}
+
+@test "tune: --kernel limits what is tried; usage errors" {
+    table="$BATS_TEST_TMPDIR/none.table"
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" --kernel 'nomatch*' \
+        -- "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"0 verified entries"* ]]
+    run "$GA_TOOL" tune -o
+    [ "$status" -eq 2 ]
+    run "$GA_TOOL" tune --frobnicate -- true
+    [ "$status" -eq 2 ]
+}

@@ -36,6 +36,11 @@ __attribute__((constructor)) static void fake_init(void)
     pthread_atfork(fake_prepare, fake_release, fake_release);
 }
 
+/* A simulated device clock for event timing (the tuner's tests): every block
+ * costs 0.2 us and every thread 1 ns, so fewer, larger blocks are faster. */
+static double device_ms;
+static double event_ms[256];
+
 enum { K_FILL = 1, K_ADD = 2 };
 static int kernel_fill = K_FILL, kernel_add = K_ADD;
 /* Library kernels for the swap tests: ga_add does what add does; ga_wrong_abi
@@ -426,6 +431,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     uint32_t *p = *(uint32_t **)params[0];
     uint32_t n = *(uint32_t *)params[1], v = *(uint32_t *)params[2];
     uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
+    device_ms += (double)gx * gy * gz * 0.0002 + (double)threads * 0.000001;
     for (uint64_t i = 0; i < threads && i < n; i++)
         p[i] = f == (CUfunction)&kernel_fill ? v : p[i] + v; /* add, ga_add */
     return CUDA_SUCCESS;
@@ -535,8 +541,7 @@ FAKE_EXPORT CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
 
 FAKE_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 {
-    (void)a, (void)b;
-    *ms = 0.001f; /* fake kernels take no time */
+    *ms = (float)(event_ms[(int *)b - event_objects] - event_ms[(int *)a - event_objects]);
     return CUDA_SUCCESS;
 }
 
@@ -630,7 +635,13 @@ FAKE_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
-FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { return e ? stream_ok(s) : CUDA_ERROR_INVALID_HANDLE; }
+FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    event_ms[(int *)e - event_objects] = device_ms;
+    return stream_ok(s);
+}
 FAKE_EXPORT CUresult cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 FAKE_EXPORT CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
