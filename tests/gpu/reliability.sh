@@ -1,0 +1,30 @@
+#!/bin/sh
+# reliability.sh (GPU) - the stress program (16 threads) natively and with every
+# feature on; compute-sanitizer memcheck, racecheck and synccheck on GPU test
+# programs under the library (memcheck with the pool off: a pooled block is
+# still allocated to the driver, so a use after free inside it is invisible to
+# memcheck; with the pool on the run must still be clean).
+. "${GA_SRC:-.}/tests/gpu/common.sh"
+require_gpu reliability
+S="$GA_BUILD/tests/gpu/stress"
+[ -x "$S" ] || { echo "SKIP: built without nvcc"; exit 77; }
+ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1"
+SHIM_ENV="$ALL"
+compare_runs "$S" --seconds "${GA_STRESS_SECONDS:-20}"
+echo "$native_out" | grep -q 'ok=1' || fail "stress: a check failed natively"
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ -z "$CS" ]; then
+    echo "SKIP part: compute-sanitizer not found"
+else
+    for tool in memcheck racecheck synccheck; do
+        for features in "GPUACCEL=1" "$ALL"; do
+            # shellcheck disable=SC2086
+            out=$(env $features LD_PRELOAD="$GA_LIB" "$CS" --tool "$tool" --error-exitcode 9 \
+                "$GA_BUILD/tests/gpu/cudart_static" 2>&1)
+            rc=$?
+            echo "compute-sanitizer $tool ($features): exit $rc, $(echo "$out" | grep -c 'ERROR SUMMARY: 0 errors') clean summary"
+            [ $rc -eq 0 ] || { echo "$out" | tail -20; fail "$tool found errors ($features)"; }
+        done
+    done
+fi
+echo "PASS: reliability"
