@@ -1,7 +1,12 @@
 # cupy_check.py - a small CuPy workload (module kernels through cuModuleLoad*,
 # element reads with .item()), printed results must not change.
 import hashlib
+import sys
+
 import cupy as cp
+
+if "nopool" in sys.argv:  # every allocation straight to cudaMalloc/cudaFree
+    cp.cuda.set_allocator(None)
 
 a = cp.arange(10000, dtype=cp.float32)
 b = cp.sin(a) * 2 + a
