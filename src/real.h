@@ -2,7 +2,7 @@
  * loader functions and the real libcuda.
  *
  * Contract:
- *  - ga_real_dlsym/ga_real_dlvsym are glibc's own, found without calling dlsym
+ *  - ga_real_dlsym_ptr/ga_real_dlvsym_ptr are glibc's own, found without calling dlsym
  *    (elfsym.c); calling them never re-enters this library's dlsym.
  *  - ga_driver_resolve() looks up every entry of entries.def in an already
  *    loaded libcuda; an entry point the driver lacks stays NULL, and callers
@@ -27,11 +27,6 @@ static inline void *ga_real_dlsym(void *handle, const char *name)
     return f ? f(handle, name) : NULL;
 }
 
-static inline void *ga_real_dlvsym(void *handle, const char *name, const char *version)
-{
-    ga_dlvsym_fn f = ga_real_dlvsym_ptr();
-    return f ? f(handle, name, version) : NULL;
-}
 
 /* libcuda's handle if the process has loaded it (RTLD_NOLOAD), else NULL. The
  * caller owns one reference and releases it with ga_libcuda_release. */

@@ -209,11 +209,6 @@ bool ga_stream_nonblocking(const ga_stream_t *st)
     return st->nonblocking;
 }
 
-CUcontext ga_stream_ctx(const ga_stream_t *st)
-{
-    return st->ctx;
-}
-
 bool ga_ctx_idle(CUcontext ctx)
 {
     bool idle = !atomic_load_explicit(&untracked, memory_order_relaxed);

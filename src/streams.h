@@ -85,7 +85,6 @@ void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded);
 
 bool ga_stream_busy(const ga_stream_t *st);
 bool ga_stream_nonblocking(const ga_stream_t *st);
-CUcontext ga_stream_ctx(const ga_stream_t *st);
 
 /* The non-blocking streams of `ctx` (up to max; returns how many there are).
  * Call between ga_stream_use_begin/end to use the handles. */

@@ -68,3 +68,12 @@ setup() { setup_fake; }
         [ "$output" = "$want" ]
     done
 }
+
+@test "the public API (gpuaccel.h) answers from the loaded library" {
+    run native "$PROGS/api_probe"
+    [ "$output" = "no library" ]
+    run shim "$PROGS/api_probe"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^version=[0-9]+\.[0-9]+\.[0-9]+\ cuInit=1\ cuDriverGetVersion=2\ nosuch=0$ ]]
+}
