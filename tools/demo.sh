@@ -26,11 +26,11 @@ run() {
 }
 
 variants="native all"
-for f in pool coalesce graphs; do variants="$variants $f"; done
+for f in pool coalesce graphs kernels; do variants="$variants $f"; done
 envof() {
     case $1 in
     native) echo "GPUACCEL_DEMO=native" ;;
-    all) echo "LD_PRELOAD=$lib GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1" ;;
+    all) echo "LD_PRELOAD=$lib GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1" ;;
     *) echo "LD_PRELOAD=$lib GPUACCEL_$(echo "$1" | tr a-z A-Z)=1" ;;
     esac
 }
