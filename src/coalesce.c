@@ -68,6 +68,26 @@ static slot_t slots[N_SLOTS];     /* guarded by lock */
 static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
 static uint64_t clock_tick;       /* guarded by lock */
 static _Atomic uint64_t hits, misses, fills, fill_bytes;
+/* Fills since the last hit, and misses left to pass straight to the driver:
+ * a loop that writes before every read gains nothing from windows, and each
+ * fill costs more than the read it replaces. */
+static _Atomic unsigned fruitless, rest;
+enum { FRUITLESS_LIMIT = 8, REST_MISSES = 64 };
+
+static bool worth_filling(void)
+{
+    unsigned r = atomic_load_explicit(&rest, memory_order_relaxed);
+    if (r) {
+        atomic_store_explicit(&rest, r - 1, memory_order_relaxed);
+        return false;
+    }
+    if (atomic_fetch_add_explicit(&fruitless, 1, memory_order_relaxed) >= FRUITLESS_LIMIT) {
+        atomic_store_explicit(&fruitless, 0, memory_order_relaxed);
+        atomic_store_explicit(&rest, REST_MISSES, memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
 
 /* ---- the window table (under lock) ------------------------------------------- */
 
@@ -94,11 +114,15 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
 
 static bool serve(void *dst, CUdeviceptr src, size_t n)
 {
+    if (ga_capture_active()) /* a captured copy must reach the graph */
+        return false;
     pthread_mutex_lock(&lock);
     bool ok = serve_locked(dst, src, n);
     pthread_mutex_unlock(&lock);
-    if (ok)
+    if (ok) {
         atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
+        atomic_store_explicit(&fruitless, 0, memory_order_relaxed);
+    }
     return ok;
 }
 
@@ -258,6 +282,12 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     CUdeviceptr base;
     size_t len, grow;
     window_for(rt, &range, src, n, prev, &base, &len, &grow);
+    if (src < base || src + n > base + len) { /* past the allocation, or wider than a window */
+        pthread_mutex_lock(&lock);
+        s->state = S_EMPTY;
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
     uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
     bool ok = ensure_host(rt, s, len, ctx);
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
@@ -291,7 +321,7 @@ static CUresult dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr s
             return CUDA_SUCCESS;
         atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
         CUresult r;
-        if (fill_and_serve(rt, id, dstHost, srcDevice, ByteCount, &r))
+        if (worth_filling() && fill_and_serve(rt, id, dstHost, srcDevice, ByteCount, &r))
             return r;
     }
     /* A synchronous copy runs on the default stream after all its earlier work
@@ -344,6 +374,12 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     CUdeviceptr base;
     size_t len, grow;
     window_for(rt, &range, src, n, prev, &base, &len, &grow);
+    if (src < base || src + n > base + len) {
+        pthread_mutex_lock(&lock);
+        s->state = S_EMPTY;
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
     /* The program's own copy is already noted as work: the window is valid if
      * nothing else is enqueued anywhere until the stream sync. */
@@ -376,7 +412,7 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
             atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
         r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
         ga_work_end(rt, r, hStream, pt, false);
-        if (r == CUDA_SUCCESS && small)
+        if (r == CUDA_SUCCESS && small && worth_filling())
             start_async_fill(rt, srcDevice, ByteCount, hStream, pt, id);
     }
     ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);

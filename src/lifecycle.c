@@ -36,6 +36,7 @@ CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
     if (!rt->track)
         return GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     ga_stream_destroy_begin();
+    ga_stream_outlive(rt, hStream);
     CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     if (r == CUDA_SUCCESS)
         ga_stream_forget(hStream);

@@ -33,6 +33,9 @@ struct ga_stream {
     UT_hash_handle hh;
 };
 
+static CUevent event_get(const ga_rt_t *rt, CUcontext ctx);
+static void event_put(CUcontext ctx, CUevent ev);
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ga_stream_t *table;     /* guarded by lock */
 /* Held shared while the library records on or queries a stream the program
@@ -101,8 +104,9 @@ static ga_stream_t *insert(const stream_key_t *k, CUcontext ctx, bool nonblockin
             st->key = *k;
             st->ctx = ctx;
             st->nonblocking = nonblocking;
-            atomic_store(&st->work, 0);
-            atomic_store(&st->idle_at, 0);
+            /* A reused record keeps counting from where it was: a mark taken
+             * on its previous stream can then never declare the new one idle. */
+            atomic_store(&st->idle_at, atomic_load(&st->work));
             HASH_ADD(hh, table, key, sizeof st->key, st);
         }
     }
@@ -209,6 +213,18 @@ bool ga_stream_nonblocking(const ga_stream_t *st)
     return st->nonblocking;
 }
 
+unsigned ga_streams_contexts(void)
+{
+    CUcontext seen[2] = {NULL, NULL};
+    unsigned n = 0;
+    pthread_mutex_lock(&lock);
+    for (ga_stream_t *st = table; st && n < 2; st = st->hh.next)
+        if (st->ctx && st->ctx != seen[0])
+            seen[n++] = st->ctx;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 bool ga_ctx_idle(CUcontext ctx)
 {
     bool idle = !atomic_load_explicit(&untracked, memory_order_relaxed);
@@ -222,7 +238,11 @@ bool ga_ctx_idle(CUcontext ctx)
 
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
 {
-    if (atomic_load_explicit(&untracked, memory_order_relaxed))
+    /* Querying a stream under capture would invalidate the capture; another
+     * context's streams may write this one's memory (peer access) and are not
+     * looked at here: with either, nothing is declared settled. */
+    if (atomic_load_explicit(&untracked, memory_order_relaxed) || ga_capture_active() ||
+        ga_streams_contexts() > 1)
         return false;
     enum { MAX_QUERY = 16 };
     ga_stream_mark_t busy[MAX_QUERY];
@@ -297,6 +317,28 @@ void ga_stream_destroy_begin(void)
 void ga_stream_destroy_end(void)
 {
     pthread_rwlock_unlock(&use_lock);
+}
+
+/* cuStreamDestroy returns with the stream's work still queued, and the
+ * tracker forgets the stream: so that fences (which record on the legacy
+ * stream) and idleness still cover that work, the legacy stream is made to
+ * wait for it, and counts as busy until known idle. Called with use_lock held
+ * exclusively, before the destroy. */
+void ga_stream_outlive(const ga_rt_t *rt, CUstream h)
+{
+    stream_key_t k = {.handle = h};
+    ga_stream_t *st = find(&k);
+    if (!st || !ga_stream_busy(st) || !st->nonblocking)
+        return; /* a blocking stream's work is already ordered before the legacy stream's */
+    __typeof__(&cuEventRecord) rec = GA_REAL(rt, GA_ID_cuEventRecord, cuEventRecord);
+    __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
+    CUcontext ctx = st->ctx;
+    CUevent ev = event_get(rt, ctx);
+    if (ev && rec && wait && rec(ev, h) == CUDA_SUCCESS &&
+        wait(CU_STREAM_LEGACY, ev, 0) == CUDA_SUCCESS)
+        ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
+    if (ev)
+        event_put(ctx, ev); /* the wait is bound when enqueued: the event may be reused */
 }
 
 void ga_stream_forget(CUstream h)

@@ -90,6 +90,9 @@ bool ga_stream_nonblocking(const ga_stream_t *st);
  * Call between ga_stream_use_begin/end to use the handles. */
 unsigned ga_ctx_nonblocking(CUcontext ctx, CUstream *out, unsigned max);
 
+/* How many contexts the tracker has seen streams of (counting stops at 2). */
+unsigned ga_streams_contexts(void);
+
 /* Is every known stream of `ctx` idle? */
 bool ga_ctx_idle(CUcontext ctx);
 
@@ -104,6 +107,9 @@ void ga_stream_use_begin(void);
 void ga_stream_use_end(void);
 void ga_stream_destroy_begin(void);
 void ga_stream_destroy_end(void);
+
+/* Before the program destroys a stream: keep its queued work covered. */
+void ga_stream_outlive(const ga_rt_t *rt, CUstream h);
 
 /* Forget a destroyed stream, or every stream of a destroyed context. */
 void ga_stream_forget(CUstream h);

@@ -63,8 +63,11 @@ CUresult ga_hook_event_sync(const ga_rt_t *rt, ga_id_t id, CUevent hEvent)
  * hold launches stand aside (a captured graph may refer to anything). */
 static CUresult capture_started(CUresult r)
 {
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         ga_capture_note(+1);
+        ga_epoch_bump(); /* what was read before the capture is not what a replay reads */
+        atomic_fetch_add(&ga_work_seq, 1);
+    }
     return r;
 }
 
