@@ -352,6 +352,7 @@ static bool build_locked(const ga_rt_t *rt, topo_t *t)
         GA_REAL(rt, GA_ID_cuGraphAddKernelNode_v2, cuGraphAddKernelNode_v2);
     __typeof__(&cuGraphInstantiateWithFlags) inst =
         GA_REAL(rt, GA_ID_cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags);
+    t->ctx = held.ctx; /* library-kernel nodes run in the context named here */
     t->gnodes = calloc(t->n, sizeof *t->gnodes);
     t->last = calloc(t->n, sizeof *t->last);
     if (!create || !add || !inst || !t->gnodes || !t->last ||
@@ -466,7 +467,7 @@ static CUresult replay_locked(const ga_rt_t *rt)
 static bool hold_params_locked(unsigned i, const ga_kernel_t *k, void **kernelParams)
 {
     size_t bytes = k->param_bytes;
-    unsigned char *buf = malloc(bytes ? bytes : 1);
+    unsigned char *buf = calloc(1, bytes ? bytes : 1); /* padding compares equal */
     void **argv = malloc((k->nparams ? k->nparams : 1) * sizeof *argv);
     if (!buf || !argv) {
         free(buf);
@@ -535,7 +536,6 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
             }
             if (!ready)
                 kill_locked(rt, t);
-            t->ctx = ctx;
         }
         held.params = ready ? calloc(t->n, sizeof *held.params) : NULL;
         held.argv = ready ? calloc(t->n, sizeof *held.argv) : NULL;

@@ -71,6 +71,7 @@ typedef struct pool {
 typedef struct outstanding {
     CUcontext ctx;
     ga_fence_t fence;
+    bool borrowed; /* the events still belong to a block's fence: never released here */
     struct outstanding *next;
 } outstanding_t;
 
@@ -209,6 +210,8 @@ static void prune_outstanding(const ga_rt_t *rt)
         while (*pp && (*pp)->next)
             pp = &(*pp)->next;
         outstanding_t *o = *pp;
+        if (o && o->borrowed)
+            o = NULL; /* the oldest is not ours to release: stop here */
         if (o)
             *pp = NULL, n_outstanding--;
         pthread_mutex_unlock(&lock);
@@ -239,18 +242,33 @@ static void prune_outstanding(const ga_rt_t *rt)
  * non-blocking streams; otherwise the caller allocates afresh. */
 static bool order_after(const ga_rt_t *rt, block_t *b)
 {
-    pthread_mutex_lock(&lock);
-    bool alone = pools && !pools->next && n_outstanding < MAX_OUTSTANDING;
-    pthread_mutex_unlock(&lock);
-    outstanding_t *o = alone && !ga_streams_untracked() ? calloc(1, sizeof *o) : NULL;
+    __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
+    outstanding_t *o = wait && !ga_streams_untracked() ? calloc(1, sizeof *o) : NULL;
     if (!o)
         return false;
-    __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
     CUstream nb[MAX_NONBLOCKING];
-    bool ok = wait != NULL;
+    /* List the streams and publish the fence in one critical section: a stream
+     * created meanwhile is either listed here or finds the fence when
+     * ga_pool_stream_created runs (it is tracked before that takes the lock).
+     * None of the listed can be destroyed until the waits are done (use lock,
+     * taken after ours: the fork handlers' order). */
+    pthread_mutex_lock(&lock);
     ga_stream_use_begin();
-    unsigned n = ga_ctx_nonblocking(b->ctx, nb, MAX_NONBLOCKING);
-    ok = ok && n <= MAX_NONBLOCKING;
+    bool alone = pools && !pools->next && n_outstanding < MAX_OUTSTANDING;
+    unsigned n = alone ? ga_ctx_nonblocking(b->ctx, nb, MAX_NONBLOCKING) : MAX_NONBLOCKING + 1;
+    bool ok = n <= MAX_NONBLOCKING;
+    if (ok) { /* borrowed: the block keeps owning the events until this succeeds */
+        o->ctx = b->ctx, o->fence = b->fence, o->borrowed = true;
+        o->next = outstanding;
+        outstanding = o;
+        n_outstanding++;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok) {
+        ga_stream_use_end();
+        free(o);
+        return false;
+    }
     /* Event 0 is the legacy stream's own (streams.c records it first). */
     for (unsigned e = 1; ok && e < b->fence.n; e++)
         ok = wait(CU_STREAM_LEGACY, b->fence.ev[e], 0) == CUDA_SUCCESS;
@@ -258,18 +276,12 @@ static bool order_after(const ga_rt_t *rt, block_t *b)
         for (unsigned e = 0; ok && e < b->fence.n; e++)
             ok = wait(nb[i], b->fence.ev[e], 0) == CUDA_SUCCESS;
     ga_stream_use_end();
-    if (!ok) { /* some waits may be in place: harmless, they only delay */
-        free(o);
-        return false;
-    }
-    o->ctx = b->ctx;
-    o->fence = b->fence;
-    memset(&b->fence, 0, sizeof b->fence);
+    if (!ok) /* some waits may be in place: harmless, they only delay */
+        return false; /* o stays, borrowing: it is never pruned (bounded by MAX_OUTSTANDING) */
     pthread_mutex_lock(&lock);
-    o->next = outstanding;
-    outstanding = o;
-    n_outstanding++;
+    o->borrowed = false; /* the fence is the outstanding record's now */
     pthread_mutex_unlock(&lock);
+    memset(&b->fence, 0, sizeof b->fence);
     return true;
 }
 
@@ -322,8 +334,12 @@ static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
 static void poison(const ga_rt_t *rt, const block_t *b)
 {
     __typeof__(&cuMemsetD8_v2) set = GA_REAL(rt, GA_ID_cuMemsetD8_v2, cuMemsetD8_v2);
-    if (set)
-        set(b->ptr, 0xA5, b->size);
+    __typeof__(&cuStreamSynchronize) sync =
+        GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize);
+    /* Done before the block is handed out: a non-blocking stream's first write
+     * must not be overtaken by the poison. */
+    if (set && set(b->ptr, 0xA5, b->size) == CUDA_SUCCESS && sync)
+        sync(CU_STREAM_LEGACY);
 }
 
 static bool remember(CUdeviceptr ptr, size_t size, size_t requested, CUcontext ctx, int cls)
