@@ -526,6 +526,8 @@ CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUs
         ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
     }
     ga_profile_free_done(t0, r, dptr);
+    if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
+        ga_tuner_free(dptr);
     return r;
 }
 

@@ -21,9 +21,14 @@
  * pitched, stream-ordered or imported allocations: seen in the call counts),
  * and more than MAX_BYTES of live memory.
  *
+ * Not seen, and so not restored: memory a kernel reaches other than through
+ * cuMemAlloc allocations, such as a module's __device__ variables; a kernel
+ * that keeps state there (a counter, a retirement flag) may be run 2+N times
+ * by the tuner. Tune such programs with --kernel naming the others.
+ *
  * Owns: the live-allocation list and the results, under `lock`. Runs the
  * experiments with `lock` released (they call the driver), one at a time
- * (`busy`). */
+ * (`busy`), with every other intercepted call held off (`gate`). */
 #define _GNU_SOURCE
 #include "tuner.h"
 
@@ -43,7 +48,7 @@
 #include "tune.h"
 
 enum { TRIAL_LAUNCH = 3, MAX_CONFIGS = 64, TIMING_RUNS = 5 };
-#define MAX_BYTES ((size_t)16 << 30) /* host memory the snapshots may take, each */
+#define MAX_BYTES ((size_t)8 << 30) /* live memory tried; three snapshots of it are kept */
 #define MIN_GAIN 1.05                /* a candidate must be 5% faster */
 
 typedef struct live {
@@ -76,6 +81,10 @@ static config_t *configs;      /* guarded by lock */
 static result_t *results;      /* guarded by lock */
 static unsigned n_tried;       /* guarded by lock */
 static _Atomic bool busy;      /* an experiment is running */
+/* Every intercepted call holds this shared while the tuner runs; an experiment
+ * holds it exclusively, so no other thread's launch or copy can touch memory
+ * between a snapshot and its restore. */
+static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
 static const char *out_path;
 
 /* ---- what the program allocates ------------------------------------------------ */
@@ -163,10 +172,13 @@ static bool snap_read(const ga_rt_t *rt, snap_t *s)
 static bool snap_write(const ga_rt_t *rt, const snap_t *s)
 {
     __typeof__(&cuMemcpyHtoD_v2) copy = GA_REAL(rt, GA_ID_cuMemcpyHtoD_v2, cuMemcpyHtoD_v2);
+    __typeof__(&cuCtxSynchronize) sync = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize);
     for (unsigned i = 0; i < s->n; i++)
         if (!copy || copy(s->ptr[i], s->data[i], s->size[i]) != CUDA_SUCCESS)
             return false;
-    return true;
+    /* A copy from pageable memory may return before its DMA lands, and the
+     * next launch may be on a non-blocking stream: wait for it. */
+    return sync && sync() == CUDA_SUCCESS;
 }
 
 /* Does the device now hold exactly what `want` holds? (uses `tmp` as space) */
@@ -294,13 +306,13 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
                        const unsigned b[3], int cc)
 {
     char why[400];
-    snap_t orig, a, tmp;
+    snap_t orig = {0}, a = {0}, tmp = {0};
     ga_tune_entry_t e = {k->name, cc, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, t->shmem,
                          {0, 0, 0}, {0, 0, 0}, false};
     CUcontext ctx = ga_current_ctx(t->rt);
     if (!snap_layout(ctx, &orig) || !snap_layout(ctx, &a) || !snap_layout(ctx, &tmp)) {
-        add_result(k->name, &e, false, "not tried: its live memory exceeds 16 GiB or host memory ran out");
-        snap_free(&orig), snap_free(&a);
+        add_result(k->name, &e, false, "not tried: its live memory exceeds 8 GiB or host memory ran out");
+        snap_free(&orig), snap_free(&a), snap_free(&tmp);
         return;
     }
     int max_threads = kernel_attr(t->rt, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -314,9 +326,11 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
         add_result(k->name, &e, false, "rejected: its outputs differ between two runs of the "
                                        "original (not deterministic)");
     } else {
-        /* Is it grid-stride? One block must then produce A on its own. */
+        /* Is it grid-stride? A single thread must then produce A on its own
+         * (one block would not do: a bounds-checked kernel whose data fit in
+         * one block would pass, and its entry would later skip work). */
         const unsigned one[3] = {1, 1, 1};
-        bool stride = snap_write(t->rt, &orig) && run_once(t, one, b) == CUDA_SUCCESS &&
+        bool stride = snap_write(t->rt, &orig) && run_once(t, one, one) == CUDA_SUCCESS &&
                       snap_equal(t->rt, &a, &tmp);
         double base = (snap_write(t->rt, &orig), time_config(t, g, b)), best = base;
         cand_t c[64], pick = {{0, 0, 0}, {0, 0, 0}, false};
@@ -397,6 +411,16 @@ static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3
     return true;
 }
 
+void ga_tuner_enter(void)
+{
+    pthread_rwlock_rdlock(&gate);
+}
+
+void ga_tuner_leave(void)
+{
+    pthread_rwlock_unlock(&gate);
+}
+
 void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
                             const unsigned block[3], unsigned shmem, CUstream s, void **params,
                             void **extra)
@@ -428,6 +452,8 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     bool was = false;
     if (!atomic_compare_exchange_strong(&busy, &was, true))
         return;
+    ga_tuner_leave(); /* this call's shared hold, traded for the exclusive one */
+    pthread_rwlock_wrlock(&gate);
     __typeof__(&cuEventCreate) ecreate = GA_REAL(rt, GA_ID_cuEventCreate, cuEventCreate);
     __typeof__(&cuEventDestroy_v2) edestroy = GA_REAL(rt, GA_ID_cuEventDestroy_v2, cuEventDestroy_v2);
     __typeof__(&cuCtxSynchronize) sync = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize);
@@ -450,6 +476,8 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     for (int i = 0; i < 2; i++)
         if (t.ev[i] && edestroy)
             edestroy(t.ev[i]);
+    pthread_rwlock_unlock(&gate);
+    ga_tuner_enter();
     atomic_store(&busy, false);
 }
 
@@ -502,4 +530,4 @@ static void fork_child(void)
     atomic_store(&busy, false);
 }
 
-const ga_fork_ops_t ga_tuner_fork = {NULL, &lock, fork_child};
+const ga_fork_ops_t ga_tuner_fork = {&gate, &lock, fork_child};

@@ -16,6 +16,10 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
                             const unsigned block[3], unsigned shmem, CUstream s, void **params,
                             void **extra);
 
+/* Around every intercepted call while the tuner runs (wrappers.c). */
+void ga_tuner_enter(void);
+void ga_tuner_leave(void);
+
 /* Write the table (at exit). */
 void ga_tuner_write(void);
 

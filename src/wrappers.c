@@ -11,6 +11,7 @@
 
 #include "graphs.h"
 #include "hooks.h"
+#include "tuner.h"
 #include "stats.h"
 #include "streams.h"
 
@@ -30,11 +31,15 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_enter();                                                           \
         if (GA_UNLIKELY(rt_->cfg.graphs) && (GA_WRITES_##cls || stream != GA_NOSTREAM))  \
             ga_graphs_flush(rt_); /* held launches go first: this call may observe them */ \
         ga_work_begin(rt_, GA_WRITES_##cls);                                            \
         CUresult r_ = real_ args;                                                       \
         ga_work_end(rt_, r_, stream, pt, GA_WRITES_##cls);                              \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_leave();                                                           \
         ga_span_end(&span_, r_);                                                        \
         return r_;                                                                      \
     }
@@ -45,7 +50,11 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_enter();                                                           \
         CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_leave();                                                           \
         ga_span_end(&span_, r_);                                                        \
         return r_;                                                                      \
     }
