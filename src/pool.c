@@ -554,18 +554,24 @@ CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free_bytes, size
 CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, size_t *psize,
                             CUdeviceptr dptr)
 {
-    CUresult r = GA_REAL(rt, id, cuMemGetAddressRange_v2)(pbase, psize, dptr);
-    if (r == CUDA_SUCCESS && rt->cfg.pool && psize) {
-        /* A block may be larger than asked for (its size class): report the
-         * allocation the program made. */
-        CUdeviceptr base = pbase ? *pbase : dptr;
-        pthread_mutex_lock(&lock);
-        block_t *b;
-        HASH_FIND(hh, blocks, &base, sizeof base, b);
-        if (b && b->state == B_LIVE && dptr < base + b->requested)
-            *psize = b->requested;
-        pthread_mutex_unlock(&lock);
-    }
+    __typeof__(&cuMemGetAddressRange_v2) real = GA_REAL(rt, id, cuMemGetAddressRange_v2);
+    CUresult r = real(pbase, psize, dptr); /* the program's own call, for its answer */
+    if (r != CUDA_SUCCESS || !rt->cfg.pool || !psize)
+        return r;
+    CUdeviceptr base = 0;
+    size_t size;
+    if (pbase)
+        base = *pbase;
+    else if (real(&base, &size, dptr) != CUDA_SUCCESS) /* the program did not ask for it */
+        return r;
+    /* A block may be larger than asked for (its size class): report the
+     * allocation the program made. */
+    pthread_mutex_lock(&lock);
+    block_t *b;
+    HASH_FIND(hh, blocks, &base, sizeof base, b);
+    if (b && b->state == B_LIVE && dptr < base + b->requested)
+        *psize = b->requested;
+    pthread_mutex_unlock(&lock);
     return r;
 }
 

@@ -369,7 +369,9 @@ void ga_swap_unload(void)
     decision_t *d, *tmp;
     HASH_ITER(hh, decisions, d, tmp) { /* handles may be reused after an unload */
         HASH_DEL(decisions, d);
-        free(d);
+        /* Not freed: another thread may still be launching with it. A retired
+         * decision launches nothing new: its replacement is cleared. */
+        atomic_store(&d->replacement, NULL);
     }
     pthread_mutex_unlock(&lock);
 }

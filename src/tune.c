@@ -350,7 +350,7 @@ void ga_tune_unload(void)
     handle_t *h, *tmp;
     HASH_ITER(hh, handles, h, tmp) { /* handles may be reused after an unload */
         HASH_DEL(handles, h);
-        free(h);
+        h->k = NULL; /* not freed: another thread may be reading it */
     }
     pthread_mutex_unlock(&lock);
 }
