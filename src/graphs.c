@@ -29,7 +29,12 @@
  * Owns: the topologies (uthash by hash, under `lock`) and the one held
  * sequence (under `lock`). Issuing held launches happens with `lock` held, so
  * that no launch can overtake them; the driver calls made there (launches and
- * context push/pop) never wait for another thread of this library. */
+ * context push/pop) never wait for another thread of this library. They can
+ * wait for the device, though: a launch blocks when the device's queue is
+ * full, and if a queued kernel spins on host memory that the program writes
+ * only after its next CUDA call, that call waits for `lock` for ever. Such
+ * programs (polling host-mapped memory while launching) are the ones the
+ * design excludes from graphs; keep GPUACCEL_GRAPHS off for them. */
 #define _GNU_SOURCE
 #include "graphs.h"
 

@@ -3,7 +3,11 @@
  * Owns: the published runtime (driver table, configuration), the decision
  * between active and pure pass-through, fork and exit handlers.
  * Must never: run at load time (no constructors), hold a lock across dlopen or a
- * driver call, or read the environment of a secure-execution process. */
+ * driver call, or read the environment of a secure-execution process.
+ * A thread that calls in while another initializes passes its call straight
+ * through, and a pointer it obtains then through dlsym or cuGetProcAddress
+ * stays the driver's own: calls through it are invisible to the features
+ * (cudart fetches its pointers on one thread, before any work). */
 #define _GNU_SOURCE
 #include "runtime.h"
 
