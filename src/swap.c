@@ -30,6 +30,7 @@
 #include "log.h"
 #include "registry.h"
 #include "streams.h"
+#include "textfile.h"
 
 /* The shipped fatbin and table (kernels_blob.c, generated at build time;
  * empty when the library was built without nvcc). */
@@ -81,39 +82,30 @@ static char *word(char **p)
     return s;
 }
 
+typedef struct {
+    ga_swap_rule_fn add;
+    void *arg;
+} parse_ctx_t;
+
+static bool table_line(void *arg, char *line)
+{
+    const parse_ctx_t *c = arg;
+    char *p = line;
+    char *orig = word(&p), *repl = word(&p), *flags = word(&p), *extra = word(&p);
+    bool any = !strcmp(flags, "grid=any");
+    if (!*repl || (!any && strcmp(flags, "grid=program")) || *extra || strlen(orig) > 4096 ||
+        strlen(repl) > 4096)
+        return false;
+    c->add(c->arg, orig, repl, any);
+    return true;
+}
+
 int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
                         ga_swap_rule_fn add, void *arg)
 {
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    int good = 0, lineno = 0;
-    for (char *line = copy, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        char *p = line;
-        char *orig = word(&p), *repl = word(&p), *flags = word(&p), *extra = word(&p);
-        if (!*orig)
-            continue; /* blank or comment */
-        bool any = !strcmp(flags, "grid=any");
-        if (!*repl || (!any && strcmp(flags, "grid=program")) || *extra ||
-            strlen(orig) > 4096 || strlen(repl) > 4096) {
-            ga_warn("%s:%d: expected '<original> <replacement> grid=program|grid=any'; line "
-                    "skipped", source_name, lineno);
-            continue;
-        }
-        add(arg, orig, repl, any);
-        good++;
-    }
-    free(copy);
-    return good;
+    parse_ctx_t c = {add, arg};
+    return ga_each_line(text, len, source_name,
+                        "'<original> <replacement> grid=program|grid=any'", table_line, &c);
 }
 
 typedef struct {
@@ -142,26 +134,6 @@ static void add_rule(void *arg, const char *orig, const char *repl, bool any)
     HASH_ADD_KEYPTR(hh, rules, r->original, strlen(r->original), r);
 }
 
-static char *read_whole(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (64l << 20) &&
-        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
-        fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = '\0';
-        *len = (size_t)n;
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
 /* GPUACCEL_KERNELS_EXTRA=FATBIN:TABLE */
 static void load_extra(const char *spec)
 {
@@ -173,8 +145,8 @@ static void load_extra(const char *spec)
     char fatbin[4096];
     snprintf(fatbin, sizeof fatbin, "%.*s", (int)(colon - spec), spec);
     size_t flen = 0, tlen = 0;
-    char *image = read_whole(fatbin, &flen);
-    char *table = image ? read_whole(colon + 1, &tlen) : NULL;
+    char *image = ga_read_file(fatbin, (size_t)256 << 20, &flen);
+    char *table = image ? ga_read_file(colon + 1, (size_t)16 << 20, &tlen) : NULL;
     if (!image || !table || flen == 0) {
         ga_warn("GPUACCEL_KERNELS_EXTRA: cannot read '%s'; user replacements ignored",
                 image ? colon + 1 : fatbin);

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "registry.h"
 #include "streams.h"
+#include "textfile.h"
 
 /* ---- the table format ---------------------------------------------------------- */
 
@@ -111,38 +112,30 @@ static bool parse_line(char *line, ga_tune_entry_t *e)
     return threads <= 1024 && (e->stride || valid_threads(e));
 }
 
+typedef struct {
+    ga_tune_entry_fn add;
+    void *arg;
+} parse_ctx_t;
+
+static bool table_line(void *arg, char *line)
+{
+    const parse_ctx_t *c = arg;
+    ga_tune_entry_t e;
+    memset(&e, 0, sizeof e);
+    if (!parse_line(line, &e))
+        return false;
+    c->add(c->arg, &e);
+    return true;
+}
+
 int ga_tune_parse(const char *text, size_t len, const char *source_name, ga_tune_entry_fn add,
                   void *arg)
 {
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    int good = 0, lineno = 0;
-    for (char *line = copy, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        if (!line[strspn(line, " \t\r")])
-            continue;
-        ga_tune_entry_t e;
-        memset(&e, 0, sizeof e);
-        if (!parse_line(line, &e)) {
-            ga_warn("%s:%d: expected '<kernel> <sm_XY|*> <grid> <block> <shmem> -> <grid> "
-                    "<block> threads|stride' (threads: 1-D, same thread count); line skipped",
-                    source_name, lineno);
-            continue;
-        }
-        add(arg, &e);
-        good++;
-    }
-    free(copy);
-    return good;
+    parse_ctx_t c = {add, arg};
+    return ga_each_line(text, len, source_name,
+                        "'<kernel> <sm_XY|*> <grid> <block> <shmem> -> <grid> <block> "
+                        "threads|stride' (threads: 1-D, same thread count)",
+                        table_line, &c);
 }
 
 int ga_tune_format(const ga_tune_entry_t *e, char *out, size_t cap)
@@ -213,23 +206,18 @@ void ga_tune_init(const ga_rt_t *rt)
         ga_info("tune: GPUACCEL_TUNE=1 but no GPUACCEL_TUNE_TABLE: nothing to rewrite");
         return;
     }
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n <= (16l << 20) &&
-        fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) &&
-        fread(text, 1, (size_t)n, f) == (size_t)n) {
-        pthread_mutex_lock(&lock);
-        int good = ga_tune_parse(text, (size_t)n, path, add_rule, NULL);
-        pthread_mutex_unlock(&lock);
-        ga_debug("tune: %d entries from %s", good, path);
-    } else {
+    size_t n = 0;
+    char *text = ga_read_file(path, (size_t)16 << 20, &n);
+    if (!text) {
         ga_warn("GPUACCEL_TUNE_TABLE: cannot read '%s' as a table (missing, unreadable or over "
                 "16 MiB); no launch is rewritten", path);
+        return;
     }
+    pthread_mutex_lock(&lock);
+    int good = ga_tune_parse(text, n, path, add_rule, NULL);
+    pthread_mutex_unlock(&lock);
+    ga_debug("tune: %d entries from %s", good, path);
     free(text);
-    if (f)
-        fclose(f);
 }
 
 /* ---- at launch ------------------------------------------------------------------ */

@@ -10,15 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(e_));                                              \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.cuh"
+
 
 __global__ void pattern(unsigned *p, unsigned n, unsigned salt)
 {
@@ -143,11 +136,7 @@ static void threads()
 
 int main()
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
+    skip_without_gpu();
     scan();
     stream();
     poll();

@@ -6,15 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(e_));                                              \
-            return 1;                                                                     \
-        }                                                                                 \
-    } while (0)
+#include "check.cuh"
 
 __global__ void add_kernel(unsigned *p, unsigned n, unsigned v)
 {
@@ -25,35 +17,31 @@ __global__ void add_kernel(unsigned *p, unsigned n, unsigned v)
 
 int main()
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
+    skip_without_gpu();
     const unsigned n = 1 << 16, rounds = 50;
     unsigned *d;
-    CHECK(cudaMalloc(&d, n * sizeof *d));
-    CHECK(cudaMemset(d, 0, n * sizeof *d));
+    CK(cudaMalloc(&d, n * sizeof *d));
+    CK(cudaMemset(d, 0, n * sizeof *d));
     for (unsigned r = 0; r < rounds; r++)
         add_kernel<<<(n + 255) / 256, 256>>>(d, n, r);
-    CHECK(cudaGetLastError());
+    CK(cudaGetLastError());
     cudaStream_t s;
-    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CHECK(cudaDeviceSynchronize());
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize());
     for (unsigned r = 0; r < rounds; r++)
         add_kernel<<<(n + 127) / 128, 128, 0, s>>>(d, n, 1);
-    CHECK(cudaStreamSynchronize(s));
+    CK(cudaStreamSynchronize(s));
 
     unsigned long long sum = 0;
     bool ok = true;
     for (unsigned i = 0; i < 256; i++) { // element by element, as naive code does
         unsigned v;
-        CHECK(cudaMemcpy(&v, d + i, sizeof v, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&v, d + i, sizeof v, cudaMemcpyDeviceToHost));
         unsigned want = (i % 7 + 1) * (rounds * (rounds - 1) / 2 + rounds);
         ok = ok && v == want;
     }
     unsigned *h = (unsigned *)malloc(n * sizeof *h);
-    CHECK(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h, d, n * sizeof *h, cudaMemcpyDeviceToHost));
     for (unsigned i = 0; i < n; i++)
         sum += h[i];
     printf("result ok=%d sum=%llu\n", ok, sum);
@@ -64,12 +52,12 @@ int main()
     void *huge = nullptr;
     int huge_alloc = cudaMalloc(&huge, (size_t)1 << 50);
     cudaGetLastError();
-    CHECK(cudaFree(d));
+    CK(cudaFree(d));
     int bad_free = cudaFree((void *)0x1234);
     cudaGetLastError();
     printf("codes oversized_block=%d huge_alloc=%d bad_free=%d\n", oversized, huge_alloc,
            bad_free);
-    CHECK(cudaStreamDestroy(s));
+    CK(cudaStreamDestroy(s));
     free(h);
     return ok ? 0 : 1;
 }

@@ -15,15 +15,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#define CK(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(e_));                                              \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.cuh"
+
 #define DK(call)                                                                          \
     do {                                                                                  \
         CUresult r_ = (call);                                                             \
@@ -227,11 +220,7 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--ipc-child"))
         return ipc_child(argv[2]);
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
+    skip_without_gpu();
     CK(cudaFree(0));
     slow_free();
     threads();

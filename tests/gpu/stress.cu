@@ -8,15 +8,8 @@
 #include <cstring>
 #include <ctime>
 
-#define CK(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(e_));                                              \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "check.cuh"
+
 
 __global__ void affine(unsigned *p, unsigned n, unsigned a, unsigned b)
 {
@@ -89,11 +82,7 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--seconds"))
             seconds = atof(argv[i + 1]);
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
+    skip_without_gpu();
     CK(cudaFree(0));
     worker w[16];
     pthread_t t[16];

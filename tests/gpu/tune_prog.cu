@@ -10,15 +10,8 @@
 #include <cstdio>
 #include <cstdint>
 
-#define CK(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(e_));                                              \
-            return 1;                                                                     \
-        }                                                                                 \
-    } while (0)
+#include "check.cuh"
+
 
 __global__ void bounded(const uint32_t *in, uint32_t *out, uint32_t n)
 {
@@ -64,11 +57,7 @@ static uint64_t fnv(const uint32_t *p, size_t n, uint64_t h)
 
 int main()
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
+    skip_without_gpu();
     const uint32_t n = 1 << 22;
     uint32_t *in, *out, *h = new uint32_t[n];
     CK(cudaMalloc(&in, n * 4));

@@ -1,0 +1,29 @@
+// check.cuh - what every GPU test program shares: CK() checks a runtime call
+// and exits 1 with where and why; skip_without_gpu() exits 77 (Automake's
+// SKIP) when the machine has no usable device.
+#ifndef GA_GPU_CHECK_CUH
+#define GA_GPU_CHECK_CUH
+
+#include <cstdio>
+#include <cstdlib>
+
+#define CK(call)                                                                          \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
+                    cudaGetErrorString(e_));                                              \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+static inline void skip_without_gpu()
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        exit(77);
+    }
+}
+
+#endif
