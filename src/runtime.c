@@ -107,7 +107,8 @@ const ga_rt_t *ga_rt_init(void)
         ga_rt_t *rt = &rt_storage;
         configure(rt);
         unsigned n = ga_driver_resolve(&rt->drv, lib);
-        ga_libcuda_release(lib); /* the program's own reference keeps it loaded */
+        /* The reference is kept for good: the real entry points must stay valid
+         * even if the program closes its own handle of libcuda. */
         if (rt->active) {
             ga_modules_init(rt);
             pthread_atfork(fork_prepare, fork_parent, fork_child);

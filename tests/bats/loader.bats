@@ -77,3 +77,14 @@ setup() { setup_fake; }
     [ "$status" -eq 0 ]
     [[ "$output" =~ ^version=[0-9]+\.[0-9]+\.[0-9]+\ cuInit=1\ cuDriverGetVersion=2\ nosuch=0$ ]]
 }
+
+@test "libcuda opened, closed and opened again while the library is loaded" {
+    want=$(native "$PROGS/reopen")
+    [ "$(echo "$want" | grep -c ': 0 1$')" -eq 3 ]
+    run shim "$PROGS/reopen"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$want" ]
+    run env GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/reopen"
+    [ "$output" = "$want" ]
+}
