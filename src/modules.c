@@ -1,6 +1,8 @@
 /* modules.c - start the feature modules and fan core events out to them. */
 #include "modules.h"
 
+#include <stddef.h>
+
 #include "coalesce.h"
 #include "graphs.h"
 #include "swap.h"
@@ -8,6 +10,47 @@
 #include "tuner.h"
 #include "log.h"
 #include "pool.h"
+
+/* The driver entry points each feature cannot work without. A driver too old
+ * to have one gets the feature switched off, with a warning, and everything
+ * else passes through as before. */
+typedef struct needs {
+    const char *variable;
+    size_t flag; /* offset of the feature's bool in ga_config_t */
+    ga_id_t ids[8];
+    unsigned n;
+} needs_t;
+
+#define GA_NEEDS(var, field, ...)                                                              {#var, offsetof(ga_config_t, field), {__VA_ARGS__},                                         sizeof((ga_id_t[]){__VA_ARGS__}) / sizeof(ga_id_t)}
+
+static const needs_t needs[] = {
+    GA_NEEDS(GPUACCEL_POOL, pool, GA_ID_cuEventCreate, GA_ID_cuEventRecord, GA_ID_cuEventQuery,
+             GA_ID_cuStreamWaitEvent, GA_ID_cuStreamGetFlags, GA_ID_cuStreamGetCtx,
+             GA_ID_cuCtxPushCurrent_v2, GA_ID_cuCtxPopCurrent_v2),
+    GA_NEEDS(GPUACCEL_COALESCE, coalesce, GA_ID_cuPointerGetAttributes, GA_ID_cuMemHostAlloc,
+             GA_ID_cuMemFreeHost, GA_ID_cuStreamQuery, GA_ID_cuStreamGetFlags,
+             GA_ID_cuStreamGetCtx),
+    GA_NEEDS(GPUACCEL_GRAPHS, graphs, GA_ID_cuGraphCreate, GA_ID_cuGraphAddKernelNode_v2,
+             GA_ID_cuGraphInstantiateWithFlags, GA_ID_cuGraphExecKernelNodeSetParams_v2,
+             GA_ID_cuGraphLaunch, GA_ID_cuFuncGetParamInfo, GA_ID_cuKernelGetParamInfo),
+    GA_NEEDS(GPUACCEL_KERNELS, kernels, GA_ID_cuLibraryLoadData, GA_ID_cuLibraryGetKernel,
+             GA_ID_cuKernelGetName, GA_ID_cuKernelGetParamInfo, GA_ID_cuFuncGetParamInfo),
+    GA_NEEDS(GPUACCEL_TUNE, tune, GA_ID_cuFuncGetAttribute, GA_ID_cuFuncGetName),
+};
+
+void ga_modules_check(ga_rt_t *rt)
+{
+    for (size_t i = 0; i < GA_ARRAY_LEN(needs); i++) {
+        bool *on = (bool *)((char *)&rt->cfg + needs[i].flag);
+        for (unsigned k = 0; *on && k < needs[i].n; k++)
+            if (!rt->drv.fn[needs[i].ids[k]]) {
+                ga_warn("%s=1 but this driver has no %s: the feature is off", needs[i].variable,
+                        ga_entries[needs[i].ids[k]].name);
+                *on = false;
+            }
+    }
+    rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
+}
 
 void ga_modules_init(const ga_rt_t *rt)
 {

@@ -5,6 +5,10 @@
 
 #include "runtime.h"
 
+/* Switch off, with a warning, each enabled feature this driver is too old for
+ * (called once, from init, before the runtime is published). */
+void ga_modules_check(ga_rt_t *rt);
+
 /* Start the features the configuration enables (called once, from init). */
 void ga_modules_init(const ga_rt_t *rt);
 

@@ -110,6 +110,7 @@ const ga_rt_t *ga_rt_init(void)
         /* The reference is kept for good: the real entry points must stay valid
          * even if the program closes its own handle of libcuda. */
         if (rt->active) {
+            ga_modules_check(rt);
             ga_modules_init(rt);
             pthread_atfork(fork_prepare, fork_parent, fork_child);
             atexit(ga_modules_exit);

@@ -642,6 +642,12 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
     event_ms[(int *)e - event_objects] = device_ms;
     return stream_ok(s);
 }
+FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
+{
+    (void)flags;
+    return e ? stream_ok(s) : CUDA_ERROR_INVALID_HANDLE; /* everything is already done */
+}
+
 FAKE_EXPORT CUresult cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 FAKE_EXPORT CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
