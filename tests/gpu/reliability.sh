@@ -1,6 +1,6 @@
 #!/bin/sh
 # reliability.sh (GPU) - the stress program (16 threads) natively and with every
-# feature on; compute-sanitizer memcheck, racecheck and synccheck on GPU test
+# feature on; a faulting kernel (the same error codes afterwards); compute-sanitizer memcheck, racecheck and synccheck on GPU test
 # programs under the library (memcheck with the pool off: a pooled block is
 # still allocated to the driver, so a use after free inside it is invisible to
 # memcheck; with the pool on the run must still be clean).
@@ -12,6 +12,12 @@ ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1"
 SHIM_ENV="$ALL"
 compare_runs "$S" --seconds "${GA_STRESS_SECONDS:-20}"
 echo "$native_out" | grep -q 'ok=1' || fail "stress: a check failed natively"
+# A faulting kernel: the same codes afterwards, natively and with every feature.
+compare_runs "$GA_BUILD/tests/gpu/fault"
+echo "$native_out" | grep -q 'sync=700' || echo "note: the fault was reported as: $native_out"
+SHIM_ENV="$ALL GPUACCEL_POOL_POISON=1"
+compare_runs "$GA_BUILD/tests/gpu/fault"
+
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -z "$CS" ]; then
     echo "SKIP part: compute-sanitizer not found"
