@@ -1,0 +1,17 @@
+#!/bin/sh
+# multigpu.sh (GPU, two or more) - one process on two GPUs with contexts
+# switched per call, and a two-process torchrun NCCL all-reduce, each natively
+# and under the library with every feature on. Skips with fewer than two GPUs.
+. "${GA_SRC:-.}/tests/gpu/common.sh"
+require_gpu multigpu
+[ "$(nvidia-smi -L | grep -c '^GPU')" -ge 2 ] || { echo "SKIP: fewer than two GPUs"; exit 77; }
+ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1"
+SHIM_ENV="$ALL"
+compare_runs "$GA_BUILD/tests/gpu/two_gpus"
+echo "$native_out" | grep -q 'ok=1' || fail "two_gpus fails natively"
+PY=${PYTHON:-python3}
+if $PY -c "import torch.distributed" 2>/dev/null; then
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    compare_runs $PY -m torch.distributed.run --nproc_per_node=2 "$GA_SRC/tests/gpu/allreduce.py"
+fi
+echo "PASS: multigpu"
