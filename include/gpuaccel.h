@@ -15,6 +15,10 @@ extern "C" {
 /* "MAJOR.MINOR.PATCH" of the loaded library. */
 const char *gpuaccel_version(void);
 
+/* The table of the replacement kernels shipped inside this library (see
+ * kernels/table.txt), or "" when it was built without them. */
+const char *gpuaccel_kernels_table(void);
+
 /* Calls the library intercepted for the driver entry point with this exact
  * ELF name (e.g. "cuLaunchKernel_ptsz"); 0 for unknown names. */
 uint64_t gpuaccel_calls(const char *entry_point);

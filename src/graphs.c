@@ -110,13 +110,44 @@ _Atomic bool ga_graphs_held;  /* a sequence is held: flush points must flush */
 static _Atomic uint64_t seen, built, replays, fallbacks, fallback_mismatch, fallback_flush,
     fallback_timeout, long_skipped;
 
-/* The learning state of one thread: the segment it is recording. */
-static __thread struct {
+/* The learning state of one thread: the segment it is recording. On the heap
+ * (growing as needed), reached through a pointer in thread-local storage: a
+ * large TLS block would keep the library from being dlopen()ed, and the key's
+ * destructor frees it when the thread ends. */
+typedef struct segment {
     CUstream stream;
-    unsigned n;
-    node_key_t nodes[MAX_SEGMENT];
+    unsigned n, cap;
+    node_key_t *nodes;
     bool overflow;
-} seg;
+} segment_t;
+
+static __thread segment_t *tl_seg;
+static pthread_key_t seg_key;
+static pthread_once_t seg_once = PTHREAD_ONCE_INIT;
+
+static void seg_free(void *p)
+{
+    segment_t *sg = p;
+    if (sg)
+        free(sg->nodes);
+    free(sg);
+}
+
+static void seg_key_init(void)
+{
+    pthread_key_create(&seg_key, seg_free);
+}
+
+static segment_t *segment(void)
+{
+    if (GA_LIKELY(tl_seg != NULL))
+        return tl_seg;
+    pthread_once(&seg_once, seg_key_init);
+    tl_seg = calloc(1, sizeof *tl_seg);
+    if (tl_seg)
+        pthread_setspecific(seg_key, tl_seg);
+    return tl_seg;
+}
 
 static uint64_t now_ns(void)
 {
@@ -186,14 +217,17 @@ static void kill_locked(const ga_rt_t *rt, topo_t *t)
 /* The segment this thread was recording ended: count its topology. */
 static void end_segment(const ga_rt_t *rt)
 {
-    unsigned n = seg.n;
-    bool over = seg.overflow;
-    seg.n = 0;
-    seg.overflow = false;
-    seg.stream = NULL;
+    segment_t *sg = tl_seg;
+    if (!sg)
+        return;
+    unsigned n = sg->n;
+    bool over = sg->overflow;
+    sg->n = 0;
+    sg->overflow = false;
+    sg->stream = NULL;
     if (over || n == 0)
         return;
-    uint64_t h = hash_nodes(seg.nodes, n);
+    uint64_t h = hash_nodes(sg->nodes, n);
     pthread_mutex_lock(&lock);
     topo_t *t;
     HASH_FIND(hh, topos, &h, sizeof h, t);
@@ -205,7 +239,7 @@ static void end_segment(const ga_rt_t *rt)
             pthread_mutex_unlock(&lock);
             return;
         }
-        memcpy(copy, seg.nodes, n * sizeof *copy);
+        memcpy(copy, sg->nodes, n * sizeof *copy);
         t->hash = h, t->n = n, t->nodes = copy;
         HASH_ADD(hh, topos, hash, sizeof t->hash, t);
     }
@@ -219,13 +253,22 @@ void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
                         const unsigned block[3], unsigned shmem, CUstream s)
 {
     node_key_t k = key_of(f, grid, block, shmem);
-    if (seg.n && seg.stream != s)
+    segment_t *sg = segment();
+    if (!sg)
+        return;
+    if (sg->n && sg->stream != s)
         end_segment(rt); /* a launch on another stream ends this thread's segment */
-    seg.stream = s;
-    if (seg.n < MAX_SEGMENT)
-        seg.nodes[seg.n++] = k;
+    sg->stream = s;
+    if (sg->n == sg->cap && sg->cap < MAX_SEGMENT) {
+        unsigned cap = sg->cap ? 2 * sg->cap : 64;
+        node_key_t *more = realloc(sg->nodes, cap * sizeof *more);
+        if (more)
+            sg->nodes = more, sg->cap = cap;
+    }
+    if (sg->n < sg->cap)
+        sg->nodes[sg->n++] = k;
     else
-        seg.overflow = true;
+        sg->overflow = true;
 }
 
 /* ---- issuing held launches (under lock) ----------------------------------------- */
@@ -302,7 +345,7 @@ void ga_graphs_flush(const ga_rt_t *rt)
             fallback_locked(rt, &fallback_flush);
         pthread_mutex_unlock(&lock);
     }
-    if (seg.n)
+    if (tl_seg && tl_seg->n)
         end_segment(rt);
 }
 
@@ -693,7 +736,8 @@ static void fork_child(void)
     memset(&held, 0, sizeof held);
     watchdog_started = false;
     atomic_store(&ga_graphs_held, false);
-    seg.n = 0;
+    if (tl_seg)
+        tl_seg->n = 0;
 }
 
 const ga_fork_ops_t ga_graphs_fork = {NULL, &lock, fork_child};

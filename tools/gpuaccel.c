@@ -10,6 +10,7 @@
  * or report not found; 77 --require-gpu without a GPU; 126 command not
  * executable; 127 command not found. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -49,6 +50,9 @@ static const char usage_text[] =
     "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--check-digest REGEX]\n"
     "          [--check-file PATH] [--json] [--svg FILE] [--require-gpu] [--lib PATH] -- CMD\n"
     "          time CMD natively and under the library, alternating, after a warm-up\n"
+    "  kernels [--lib PATH] list | verify [--kernel NAME] [--quick]\n"
+    "          the replacement kernels shipped in the library; verify runs each\n"
+    "          against its original on fresh random inputs, bit for bit, and times both\n"
     "  env     list every GPUACCEL_* variable with its default\n"
     "\n"
     "  --help, --version\n"
@@ -556,6 +560,49 @@ static int cmd_report(int argc, char **argv)
                                  "object)", path);
 }
 
+/* gpuaccel kernels list | verify [ARGS]: what the library ships, and the
+ * harness that proves it (kernels/verify, installed beside the library). */
+static int cmd_kernels(int argc, char **argv)
+{
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    int i = 0;
+    if (argc >= 2 && !strcmp(argv[0], "--lib"))
+        o.lib = argv[1], i = 2;
+    if (i >= argc || (strcmp(argv[i], "list") && strcmp(argv[i], "verify")))
+        return usage_error("%s", "kernels takes list or verify [--kernel NAME] [--quick]");
+    char lib[PATH_MAX];
+    int rc = find_library(&o, lib, sizeof lib);
+    if (rc != EX_OK)
+        return rc;
+    if (!strcmp(argv[i], "list")) {
+        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        const char *(*table)(void) = h ? (const char *(*)(void))dlsym(h, "gpuaccel_kernels_table") : NULL;
+        if (!table)
+            return die(EX_FAIL, "%s: cannot read its kernel table: %s", lib, h ? "no table" : dlerror());
+        const char *t = table();
+        fputs(*t ? t : "# this build ships no replacement kernels (built without nvcc)\n", stdout);
+        return EX_OK;
+    }
+    /* verify: the harness sits in the build tree (kernels/verify) or, installed,
+     * in LIBDIR/gpuaccel/verify next to the library. */
+    char dir[PATH_MAX], cand[2 * PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", lib);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    const char *const rel[] = {"gpuaccel/verify", "../kernels/verify", "../../kernels/verify"};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
+        snprintf(cand, sizeof cand, "%s/%s", dir, rel[k]);
+        if (access(cand, X_OK) == 0) {
+            argv[i] = cand; /* verify's own arguments follow */
+            execv(cand, argv + i);
+            return die(EX_NOEXEC, "%s: %s", cand, strerror(errno));
+        }
+    }
+    return die(EX_NOTFOUND, "kernels verify: no verify harness beside %s (built without nvcc?)", lib);
+}
+
 static int cmd_env(void)
 {
     printf("%-26s %-8s %s\n", "variable", "default", "meaning");
@@ -958,10 +1005,13 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "env"))
         return argc == 2 ? cmd_env() : usage_error("%s", "env takes no arguments");
+    if (!strcmp(cmd, "kernels"))
+        return cmd_kernels(argc - 2, argv + 2);
     bool known = !strcmp(cmd, "run") || !strcmp(cmd, "profile") || !strcmp(cmd, "ab") ||
                  !strcmp(cmd, "tune");
     if (!known)
-        return usage_error("unknown command '%s' (run, profile, tune, report, ab, env)", cmd);
+        return usage_error("unknown command '%s' (run, profile, tune, report, ab, kernels, env)",
+                           cmd);
     opts_t o = {.runs = 5, .ab_feature = -1};
     int rc = parse(cmd, argc - 2, argv + 2, &o);
     if (rc != EX_OK)

@@ -291,3 +291,30 @@ EOF
     run "$GA_TOOL" tune --frobnicate -- true
     [ "$status" -eq 2 ]
 }
+
+@test "kernels list: the table shipped in the library (read by dlopen, so the library loads that way too)" {
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list
+    echo "$output"
+    [ "$status" -eq 0 ]
+    if [ -n "$NVCC" ]; then
+        [[ "$output" == *"_Z9ntt_layerPjjjj"*"ga_ntt_layer"*"grid=any"* ]]
+    else
+        [[ "$output" == *"ships no replacement kernels"* ]]
+    fi
+}
+
+@test "kernels verify: runs the harness (SKIP without a GPU); bad use is a usage error" {
+    [ -n "$NVCC" ] || skip "built without nvcc"
+    run "$GA_TOOL" kernels --lib "$GA_LIB" verify --quick
+    echo "$output"
+    if nvidia-smi -L >/dev/null 2>&1; then
+        [ "$status" -eq 0 ]
+    else
+        [ "$status" -eq 77 ]
+        [[ "$output" == *"SKIP: no CUDA device"* ]]
+    fi
+    run "$GA_TOOL" kernels
+    [ "$status" -eq 2 ]
+    run "$GA_TOOL" kernels frobnicate
+    [ "$status" -eq 2 ]
+}
