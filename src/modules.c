@@ -49,7 +49,7 @@ void ga_modules_check(ga_rt_t *rt)
                 *on = false;
             }
     }
-    rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
+    ga_rt_derive(rt);
 }
 
 void ga_modules_init(const ga_rt_t *rt)

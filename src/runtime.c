@@ -76,10 +76,7 @@ static void configure(ga_rt_t *rt)
     ga_log_configure((ga_log_level_t)level, get("GPUACCEL_LOG_FILE"));
     ga_config_load(&rt->cfg, get);
     rt->active = rt->cfg.enabled && !secure;
-    /* The epoch and the stream tracker cost a little on every call; only the
-     * features that read them pay for them. */
-    rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
-    rt->tuning = rt->active && rt->cfg.tuner && *rt->cfg.tuner;
+    ga_rt_derive(rt);
     if (secure)
         ga_debug("secure-execution process: pure pass-through");
 }
@@ -90,6 +87,15 @@ static void *libcuda_or_retry(void)
     if (!lib)
         atomic_store(&init_state, 0); /* the driver is not loaded yet: try again later */
     return lib;
+}
+
+void ga_rt_derive(ga_rt_t *rt)
+{
+    /* The epoch and the stream tracker cost a little on every call; only the
+     * features that read them pay for them. */
+    rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
+    rt->tuning = rt->active && rt->cfg.tuner && *rt->cfg.tuner;
+    rt->per_call = rt->track || rt->tuning || (rt->active && rt->cfg.graphs);
 }
 
 const ga_rt_t *ga_rt_init(void)

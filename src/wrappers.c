@@ -31,6 +31,11 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls */           \
+            CUresult r0_ = real_ args;                                                  \
+            ga_span_end(&span_, r0_);                                                   \
+            return r0_;                                                                 \
+        }                                                                               \
         if (GA_UNLIKELY(rt_->tuning))                                                   \
             ga_tuner_enter();                                                           \
         if (GA_UNLIKELY(rt_->cfg.graphs) && (GA_WRITES_##cls || stream != GA_NOSTREAM))  \
