@@ -258,6 +258,46 @@ static slot_t *predecessor_locked(CUdeviceptr src)
     return NULL;
 }
 
+/* A window being filled: its slot (S_FILLING) and where it lies. */
+typedef struct fill {
+    slot_t *slot;
+    CUcontext ctx;
+    CUdeviceptr base;
+    size_t len, grow;
+} fill_t;
+
+/* Claim a slot for a window holding [src, src+n), for a fill on `stream`
+ * (NULL: a synchronous one). False if the memory may not be cached, no slot is
+ * free, or the read does not fit in a window (past the allocation, or wider). */
+static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream stream, bool pt,
+                       fill_t *f)
+{
+    range_t range;
+    f->ctx = ga_current_ctx(rt);
+    if (!f->ctx || ga_capture_active() || !cacheable(rt, src, &range))
+        return false;
+    pthread_mutex_lock(&lock);
+    slot_t *prev = predecessor_locked(src);
+    slot_t *s = claim_locked();
+    for (int i = 0; s && stream && i < N_SLOTS; i++)
+        if (slots[i].state == S_FILLING && slots[i].fill_stream == stream)
+            s = NULL; /* one asynchronous fill per stream at a time */
+    if (s)
+        s->state = S_FILLING, s->fill_stream = stream, s->fill_pt = pt;
+    pthread_mutex_unlock(&lock);
+    if (!s)
+        return false;
+    window_for(rt, &range, src, n, prev, &f->base, &f->len, &f->grow);
+    if (src < f->base || src + n > f->base + f->len) {
+        pthread_mutex_lock(&lock);
+        s->state = S_EMPTY;
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
+    f->slot = s;
+    return true;
+}
+
 /* ---- the synchronous read ------------------------------------------------------ */
 
 /* Replace the program's read by a window fill at the same stream position.
@@ -266,28 +306,13 @@ static slot_t *predecessor_locked(CUdeviceptr src)
 static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                            CUresult *r)
 {
-    range_t range;
-    CUcontext ctx = ga_current_ctx(rt);
-    if (!ctx || ga_capture_active() || !cacheable(rt, src, &range))
+    fill_t f;
+    if (!begin_fill(rt, src, n, NULL, false, &f))
         return false;
-    pthread_mutex_lock(&lock);
-    slot_t *prev = predecessor_locked(src);
-    slot_t *s = claim_locked();
-    if (s)
-        s->state = S_FILLING, s->fill_stream = NULL;
-    pthread_mutex_unlock(&lock);
-    if (!s)
-        return false;
-
-    CUdeviceptr base;
-    size_t len, grow;
-    window_for(rt, &range, src, n, prev, &base, &len, &grow);
-    if (src < base || src + n > base + len) { /* past the allocation, or wider than a window */
-        pthread_mutex_lock(&lock);
-        s->state = S_EMPTY;
-        pthread_mutex_unlock(&lock);
-        return false;
-    }
+    slot_t *s = f.slot;
+    CUcontext ctx = f.ctx;
+    CUdeviceptr base = f.base;
+    size_t len = f.len, grow = f.grow;
     uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
     bool ok = ensure_host(rt, s, len, ctx);
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
@@ -356,30 +381,13 @@ static bool stream_idle(const ga_rt_t *rt, CUstream h, bool pt)
 static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream h, bool pt,
                              ga_id_t id)
 {
-    range_t range;
-    CUcontext ctx = ga_current_ctx(rt);
-    if (!ctx || ga_capture_active() || !cacheable(rt, src, &range))
+    fill_t f;
+    if (!begin_fill(rt, src, n, h, pt, &f))
         return;
-    pthread_mutex_lock(&lock);
-    slot_t *prev = predecessor_locked(src);
-    slot_t *s = claim_locked();
-    for (int i = 0; s && i < N_SLOTS; i++)
-        if (slots[i].state == S_FILLING && slots[i].fill_stream == h)
-            s = NULL; /* one fill per stream at a time */
-    if (s)
-        s->state = S_FILLING, s->fill_stream = h, s->fill_pt = pt;
-    pthread_mutex_unlock(&lock);
-    if (!s)
-        return;
-    CUdeviceptr base;
-    size_t len, grow;
-    window_for(rt, &range, src, n, prev, &base, &len, &grow);
-    if (src < base || src + n > base + len) {
-        pthread_mutex_lock(&lock);
-        s->state = S_EMPTY;
-        pthread_mutex_unlock(&lock);
-        return;
-    }
+    slot_t *s = f.slot;
+    CUcontext ctx = f.ctx;
+    CUdeviceptr base = f.base;
+    size_t len = f.len, grow = f.grow;
     __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
     /* The program's own copy is already noted as work: the window is valid if
      * nothing else is enqueued anywhere until the stream sync. */
