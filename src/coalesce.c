@@ -114,7 +114,7 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
 
 static bool serve(void *dst, CUdeviceptr src, size_t n)
 {
-    if (ga_capture_active()) /* a captured copy must reach the graph */
+    if (ga_serving_off()) /* a captured copy must reach the graph; a fault, the program */
         return false;
     pthread_mutex_lock(&lock);
     bool ok = serve_locked(dst, src, n);
@@ -274,7 +274,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream st
 {
     range_t range;
     f->ctx = ga_current_ctx(rt);
-    if (!f->ctx || ga_capture_active() || !cacheable(rt, src, &range))
+    if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
         return false;
     pthread_mutex_lock(&lock);
     slot_t *prev = predecessor_locked(src);
@@ -326,7 +326,7 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     }
     bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, ctx);
     pthread_mutex_lock(&lock);
-    keep = keep && epoch == ga_epoch_read() && work == ga_work_seq_read() && !ga_capture_active();
+    keep = keep && epoch == ga_epoch_read() && work == ga_work_seq_read() && !ga_serving_off();
     s->state = keep ? S_VALID : S_EMPTY;
     s->base = base, s->len = len, s->epoch = epoch, s->work = work;
     s->used = ++clock_tick, s->grow = grow, s->next_expected = base + len;
@@ -450,7 +450,7 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool all)
         /* The fill has completed (the stream was synchronized); keep it only
          * if nothing was issued since and everything is idle. */
         bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
-                    !ga_capture_active();
+                    !ga_serving_off();
         s->state = keep ? S_VALID : S_EMPTY;
         s->fill_stream = NULL;
     }

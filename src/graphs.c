@@ -548,7 +548,7 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
 {
     bool pt_stream = s == CU_STREAM_PER_THREAD || (s == NULL && per_thread);
     node_key_t k = key_of(f, grid, block, shmem);
-    if (pt_stream || extra || !kernelParams || ga_capture_active()) {
+    if (pt_stream || extra || !kernelParams || ga_serving_off()) {
         ga_graphs_flush(rt);
         return GA_GRAPH_LAUNCH;
     }

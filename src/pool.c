@@ -374,7 +374,7 @@ static void release_cache(const ga_rt_t *rt, CUcontext ctx)
 
 static bool pooling(const ga_rt_t *rt)
 {
-    return rt->cfg.pool && !ga_capture_active();
+    return rt->cfg.pool && !ga_serving_off();
 }
 
 /* ---- hooks --------------------------------------------------------------------- */

@@ -49,6 +49,14 @@ static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
 static _Atomic int captures;        /* stream captures under way */
 
+/* Contexts that returned a sticky error (NULL: one we could not name), kept
+ * until destroyed or reset. Rare: a small array under its own lock; n_faulted
+ * is what the hot paths read. */
+enum { MAX_FAULTED = 8 };
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext faulted[MAX_FAULTED]; /* guarded by fault_lock */
+static _Atomic unsigned n_faulted;     /* written under fault_lock */
+
 /* One-entry per-thread cache in front of the hash: most threads launch on one
  * stream at a time. Valid while `gen` equals the global generation. */
 static __thread struct {
@@ -355,8 +363,48 @@ void ga_stream_forget(CUstream h)
 typedef struct event_slot event_slot_t;
 static void drop_events_locked(CUcontext ctx);
 
+void ga_fault_note(const ga_rt_t *rt, CUresult r)
+{
+    if (!ga_sticky_error(r))
+        return;
+    CUcontext ctx = ga_current_ctx(rt);
+    pthread_mutex_lock(&fault_lock);
+    unsigned n = atomic_load(&n_faulted);
+    bool known = false;
+    for (unsigned i = 0; i < n; i++)
+        known |= faulted[i] == ctx;
+    if (!known && n < MAX_FAULTED) {
+        faulted[n] = ctx;
+        atomic_store(&n_faulted, n + 1);
+    } else if (!known) {
+        faulted[n - 1] = NULL; /* full: the last entry now waits for any context to go */
+    }
+    pthread_mutex_unlock(&fault_lock);
+    if (!known)
+        ga_info("the driver returned sticky error %d: serving from the library stops until the "
+                "context is destroyed or reset", (int)r);
+}
+
+bool ga_faulted(void)
+{
+    return atomic_load_explicit(&n_faulted, memory_order_acquire) > 0;
+}
+
+/* A context went: it, and any fault we could not attribute, is forgotten. */
+static void fault_forget(CUcontext ctx)
+{
+    pthread_mutex_lock(&fault_lock);
+    unsigned n = atomic_load(&n_faulted), k = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (faulted[i] != ctx && faulted[i] != NULL)
+            faulted[k++] = faulted[i];
+    atomic_store(&n_faulted, k);
+    pthread_mutex_unlock(&fault_lock);
+}
+
 void ga_ctx_forget(CUcontext ctx)
 {
+    fault_forget(ctx);
     pthread_mutex_lock(&lock);
     ga_stream_t *st, *tmp;
     HASH_ITER(hh, table, st, tmp)

@@ -121,6 +121,39 @@ CUcontext ga_current_ctx(const ga_rt_t *rt);
 void ga_capture_note(int delta);
 bool ga_capture_active(void);
 
+/* Errors after which the context is unusable and every later call returns them
+ * (cuda.h: "the process must be terminated and relaunched", or the context
+ * destroyed). */
+static inline bool ga_sticky_error(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_CONTAINED: case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT: case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE: case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED: case CUDA_ERROR_EXTERNAL_DEVICE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Every wrapper hands its result here when it is not CUDA_SUCCESS. After a
+ * sticky error the driver answers every call with it, so the library must stop
+ * answering for the driver (pool hits, coalesced reads, held launches) until
+ * the faulted context is destroyed or reset. */
+void ga_fault_note(const ga_rt_t *rt, CUresult r);
+bool ga_faulted(void);
+
+/* True while the library must not answer a call itself: under stream capture
+ * (the call must reach the graph) or after a sticky error (the driver's error
+ * must reach the program). */
+static inline bool ga_serving_off(void)
+{
+    return ga_capture_active() || ga_faulted();
+}
+
 typedef struct ga_fence {
     CUcontext ctx;
     unsigned n;

@@ -18,6 +18,11 @@
 #define GA_WRITES_r false
 #define GA_WRITES_w true
 
+/* A sticky error turns off serving from the library (streams.h). */
+#define GA_NOTE_FAULT(r)                                                                \
+    if (GA_UNLIKELY((r) != CUDA_SUCCESS))                                               \
+        ga_fault_note(rt_, (r))
+
 #define GA_PASS_THROUGH(name, args)                                                     \
     __typeof__(&name) real_ = (__typeof__(&name))ga_real_fn(rt_, GA_ID_##name);         \
     if (GA_UNLIKELY(!real_))                                                            \
@@ -33,6 +38,7 @@
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
         if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls */           \
             CUresult r0_ = real_ args;                                                  \
+            GA_NOTE_FAULT(r0_);                                                         \
             ga_span_end(&span_, r0_);                                                   \
             return r0_;                                                                 \
         }                                                                               \
@@ -43,6 +49,7 @@
         ga_work_begin(rt_, GA_WRITES_##cls);                                            \
         CUresult r_ = real_ args;                                                       \
         ga_work_end(rt_, r_, stream, pt, GA_WRITES_##cls);                              \
+        GA_NOTE_FAULT(r_);                                                              \
         if (GA_UNLIKELY(rt_->tuning))                                                   \
             ga_tuner_leave();                                                           \
         ga_span_end(&span_, r_);                                                        \
@@ -58,6 +65,7 @@
         if (GA_UNLIKELY(rt_->tuning))                                                   \
             ga_tuner_enter();                                                           \
         CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \
+        GA_NOTE_FAULT(r_);                                                              \
         if (GA_UNLIKELY(rt_->tuning))                                                   \
             ga_tuner_leave();                                                           \
         ga_span_end(&span_, r_);                                                        \

@@ -170,3 +170,18 @@ TABLE
     [ "$status" -eq 0 ]
     [ "$(echo "$output" | grep -c "GPUACCEL_TUNE_TABLE: cannot read '/no/such/table'")" -eq 1 ]
 }
+
+@test "after a sticky fault every call returns the driver's error, with every feature on" {
+    want=$(native "$PROGS/fault_prog" "$PTX")
+    echo "native: $want"
+    [[ "$want" == "fault=0 sync=700 alloc=700 read=700 launch=700,700,700,700,700,700,700,700 free=700 reset=0 after=0 "* ]]
+    run env GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/fault_prog" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    echo "$output" | grep -q '^gpuaccel: the driver returned sticky error 700'
+    echo "$output" | grep -q '^gpuaccel: pool: hits=[1-9]' # each feature served before the fault
+    echo "$output" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
+    echo "$output" | grep -q '^gpuaccel: graphs: .*replays=[1-9]'
+}

@@ -46,6 +46,17 @@ static int kernel_fill = K_FILL, kernel_add = K_ADD;
 /* Library kernels for the swap tests: ga_add does what add does; ga_wrong_abi
  * takes other parameters. */
 static int kernel_ga_add = K_ADD, kernel_wrong = 0, library_object;
+/* "fault" stands for a kernel that writes through a bad pointer: its launch
+ * succeeds, then every call returns the sticky error until the primary context
+ * is reset, as with the real driver. */
+enum { K_FAULT = 3 };
+static int kernel_fault = K_FAULT;
+static _Atomic int sticky;
+#define STICKY()                    \
+    do {                            \
+        if (sticky)                 \
+            return (CUresult)sticky; \
+    } while (0)
 
 FAKE_EXPORT CUresult cuInit(unsigned int flags)
 {
@@ -101,6 +112,7 @@ FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
+    STICKY();
     return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
@@ -108,6 +120,7 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
     if (!dptr || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (bytesize > ((size_t)1 << 40))
@@ -129,6 +142,7 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
+    STICKY();
     if (dptr == 0)
         return CUDA_SUCCESS;
     void *p = (void *)(uintptr_t)dptr;
@@ -198,6 +212,7 @@ static CUresult copy(void *dst, const void *src, size_t n)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
     if (!dst || !src)
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(dst, src, n);
@@ -280,6 +295,8 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *
         *f = (CUfunction)&kernel_fill;
     else if (!strcmp(name, "add"))
         *f = (CUfunction)&kernel_add;
+    else if (!strcmp(name, "fault"))
+        *f = (CUfunction)&kernel_fault;
     else
         return CUDA_ERROR_NOT_FOUND;
     return CUDA_SUCCESS;
@@ -422,6 +439,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
+    if (f == (CUfunction)&kernel_fault) {
+        sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* seen by the next call */
+        return CUDA_SUCCESS;
+    }
     if (!is_kernel(f))
         return CUDA_ERROR_INVALID_HANDLE;
     if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by || !bz)
@@ -591,6 +613,7 @@ FAKE_EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
 
 static CUresult stream_ok(CUstream s)
 {
+    STICKY();
     if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || stream_index(s) >= 0)
         return CUDA_SUCCESS;
     return CUDA_ERROR_INVALID_HANDLE;
@@ -648,8 +671,39 @@ FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
     return e ? stream_ok(s) : CUDA_ERROR_INVALID_HANDLE; /* everything is already done */
 }
 
-FAKE_EXPORT CUresult cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
-FAKE_EXPORT CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+FAKE_EXPORT CUresult cuEventQuery(CUevent e)
+{
+    STICKY();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE_EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+    STICKY();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
+{
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = current != NULL;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* A reset clears the sticky error; the fake keeps its one context object. */
+FAKE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    sticky = 0;
+    return CUDA_SUCCESS;
+}
 FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 
 /* cuGetProcAddress: what cudart does. Base name plus version picks the ELF
