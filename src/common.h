@@ -29,6 +29,7 @@
 /* Stream column values in entries.def for entries without a CUstream argument. */
 #define GA_NOSTREAM  ((CUstream)(uintptr_t)-1) /* not stream ordered */
 #define GA_DEFSTREAM ((CUstream)0)             /* runs on the default stream */
+#define GA_HIDDENSTREAM ((CUstream)(uintptr_t)-2) /* on streams inside its parameters */
 
 typedef enum ga_id {
 #define GA_ENTRY(name, cls, pt, stream, params, args) GA_ID_##name,

@@ -166,6 +166,10 @@ ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread)
 void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
     atomic_fetch_add_explicit(&ga_work_seq, 1, memory_order_acq_rel);
+    if (h == GA_HIDDENSTREAM) { /* cannot tell which: every stream is presumed busy */
+        ga_streams_note_untracked("cuLaunchCooperativeKernelMultiDevice");
+        return;
+    }
     ga_stream_t *st = ga_stream_get(rt, h, per_thread);
     if (st)
         atomic_fetch_add_explicit(&st->work, 1, memory_order_acq_rel);
@@ -511,26 +515,43 @@ static bool record(const ga_rt_t *rt, ga_fence_t *f, CUstream s)
     return true;
 }
 
+/* A fence on an idle context is empty: the tracker saw no work since every
+ * stream was last known idle, so nothing enqueued before the free can still
+ * be running. Otherwise: the legacy stream's event (which follows all earlier
+ * work of the blocking and per-thread streams) and one per busy non-blocking
+ * stream, each with the marks of the streams it covers, so that its completion
+ * declares them idle (and the next fence may be empty). */
 bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
 {
     memset(f, 0, sizeof *f);
     f->ctx = ga_current_ctx(rt);
     if (!f->ctx)
         return false;
-    /* Collect the busy non-blocking streams of this context under the lock,
-     * then record outside it (but keeping them from being destroyed). */
+    bool blind = atomic_load_explicit(&untracked, memory_order_relaxed);
     pthread_rwlock_rdlock(&use_lock);
     pthread_mutex_lock(&lock);
-    unsigned cap = 1 + HASH_COUNT(table);
+    unsigned cap = 1 + HASH_COUNT(table), nt = 0;
     CUstream *targets = malloc(cap * sizeof *targets);
-    unsigned nt = 0;
-    for (ga_stream_t *st = table; st && targets; st = st->hh.next)
-        if (st->ctx == f->ctx && st->nonblocking && ga_stream_busy(st))
+    f->marks = malloc(cap * sizeof *f->marks);
+    for (ga_stream_t *st = table; st && targets && f->marks; st = st->hh.next) {
+        if (st->ctx != f->ctx || !ga_stream_busy(st))
+            continue;
+        f->marks[f->nmarks++] = (ga_stream_mark_t){st, atomic_load(&st->work)};
+        if (st->nonblocking)
             targets[nt++] = st->key.handle;
+    }
     pthread_mutex_unlock(&lock);
-    f->ev = targets ? malloc((nt + 1) * sizeof *f->ev) : NULL;
-    bool ok = f->ev != NULL;
-    /* The legacy stream waits for every blocking stream, per-thread ones too. */
+    bool ok = targets && f->marks;
+    if (ok && f->nmarks == 0 && !blind) { /* idle: nothing to wait for */
+        pthread_rwlock_unlock(&use_lock);
+        free(targets);
+        free(f->marks);
+        f->marks = NULL;
+        return true;
+    }
+    f->ev = ok ? malloc((nt + 1) * sizeof *f->ev) : NULL;
+    ok = f->ev != NULL;
+    /* Event 0 is the legacy stream's (pool.c's early hand-out relies on it). */
     ok = ok && record(rt, f, CU_STREAM_LEGACY);
     for (unsigned i = 0; ok && i < nt; i++)
         ok = record(rt, f, targets[i]);
@@ -544,14 +565,16 @@ bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f)
 {
     __typeof__(&cuEventQuery) query = GA_REAL(rt, GA_ID_cuEventQuery, cuEventQuery);
-    if (!query || !f->ev)
-        return false;
     while (f->n > 0) {
-        if (query(f->ev[f->n - 1]) != CUDA_SUCCESS)
+        if (!query || query(f->ev[f->n - 1]) != CUDA_SUCCESS)
             return false;
         f->n--;
         event_put(f->ctx, f->ev[f->n]);
     }
+    /* Everything enqueued before the fence has finished. */
+    for (unsigned i = 0; i < f->nmarks; i++)
+        ga_stream_mark_idle(f->marks[i]);
+    f->nmarks = 0;
     return true;
 }
 
@@ -561,6 +584,7 @@ void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f)
     for (unsigned i = 0; i < f->n; i++)
         event_put(f->ctx, f->ev[i]);
     free(f->ev);
+    free(f->marks);
     memset(f, 0, sizeof *f);
 }
 

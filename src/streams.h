@@ -6,7 +6,8 @@
  *  - The stream tracker: per context, every stream seen, whether it is
  *    non-blocking, and whether work was enqueued since it was last known idle.
  *  - Fences: events on the legacy stream and on every busy non-blocking stream;
- *    once all have completed, everything enqueued before the fence is done. */
+ *    once all have completed, everything enqueued before the fence is done
+ *    (and those streams are known idle). On an idle context a fence is empty. */
 #ifndef GA_STREAMS_H
 #define GA_STREAMS_H
 
@@ -156,12 +157,15 @@ static inline bool ga_serving_off(void)
 
 typedef struct ga_fence {
     CUcontext ctx;
-    unsigned n;
-    CUevent *ev;
+    unsigned n;                /* events not yet seen complete */
+    CUevent *ev;               /* NULL with n == 0: the context was idle */
+    unsigned nmarks;
+    ga_stream_mark_t *marks;   /* the busy streams the events cover */
 } ga_fence_t;
 
-/* Record a fence in the current context. False if events could not be
- * recorded (the caller must then treat the fence as never complete). */
+/* Record a fence in the current context (none at all when the tracker knows
+ * every stream of it idle). False if events could not be recorded (the caller
+ * must then treat the fence as never complete). */
 bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f);
 /* True once every event has completed; errors count as not complete. */
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);

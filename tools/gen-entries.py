@@ -19,7 +19,9 @@ class   r      never writes device memory and enqueues no work: plain pass-throu
 family  the hook: src/hooks.h declares ga_hook_<family>(id, params...)
 pt      1 for the per-thread-default-stream variants (_ptsz/_ptds)
 stream  the CUstream the call enqueues work on, GA_DEFSTREAM for synchronous
-        copies/memsets (default stream), GA_NOSTREAM for calls that enqueue nothing
+        copies/memsets and the old launch API (default stream), GA_HIDDENSTREAM
+        for a call whose streams are inside its parameters, GA_NOSTREAM for
+        calls that enqueue nothing
 """
 import re
 import subprocess
@@ -132,6 +134,17 @@ def param_name(p):
     return m.group(1)
 
 
+# Calls that enqueue work without a CUstream parameter: the old launch API runs
+# on the default stream; the multi-device cooperative launch names its streams
+# inside its parameters, which the tracker cannot follow (GA_HIDDENSTREAM: from
+# then on every stream is presumed busy).
+STREAM_OVERRIDES = {
+    "cuLaunch": "GA_DEFSTREAM",
+    "cuLaunchGrid": "GA_DEFSTREAM",
+    "cuLaunchCooperativeKernelMultiDevice": "GA_HIDDENSTREAM",
+}
+
+
 def main():
     inc = sys.argv[1] if len(sys.argv) > 1 else "/usr/local/cuda/include"
     seen = set()
@@ -149,8 +162,8 @@ def main():
         if cls == "r" and not name.startswith("cuMemcpy"):
             stream = None  # a query that takes a stream enqueues no work on it
         if stream is None:
-            stream = ("GA_DEFSTREAM" if re.match(r"cuMem(cpy|set)", name)
-                      else "GA_NOSTREAM")
+            stream = STREAM_OVERRIDES.get(name) or (
+                "GA_DEFSTREAM" if re.match(r"cuMem(cpy|set)", name) else "GA_NOSTREAM")
         pt = 1 if re.search(r"_pt(sz|ds)$", name) else 0
         head = f"GA_HOOKED({name}, {fam}, {cls}" if fam else f"GA_ENTRY({name}, {cls}"
         row = f"{head}, {pt}, {stream}, ({params or 'void'}), ({', '.join(names)})"

@@ -8,7 +8,7 @@
 
 #include "runtime.h"
 
-static int stub_ctx_a, stub_ctx_b;
+static int stub_ctx_a, stub_ctx_b __attribute__((unused));
 static CUcontext stub_current = (CUcontext)&stub_ctx_a;
 static int stub_events_recorded, stub_event_pending;
 static CUstream stub_recorded_on[64];

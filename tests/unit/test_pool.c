@@ -115,17 +115,25 @@ int main(void)
     rt.drv.fn[GA_ID_cuMemsetD8_v2] = (void *)stub_memset;
 
     int allocs;
-    /* reuse after the fence completes, not before */
+    /* nothing enqueued: the fence is empty, no event recorded */
     CUdeviceptr a = alloc(&rt, 1000);
     CHECK(a && real_allocs == 1);
+    int recorded = stub_events_recorded;
     CHECK(release(&rt, a) == CUDA_SUCCESS && real_frees == 0);
+    CHECK(stub_events_recorded == recorded);
     CHECK(alloc(&rt, 1000) == a && real_allocs == 1);      /* same class, fence done */
+    /* work on the legacy stream: reuse after the fence completes, not before */
+    ga_stream_note_work(&rt, NULL, false);
     stub_event_pending = 1;
-    CHECK(release(&rt, a) == CUDA_SUCCESS);
+    CHECK(release(&rt, a) == CUDA_SUCCESS && stub_events_recorded == recorded + 1);
     CUdeviceptr b = alloc(&rt, 1010);                       /* same class, still running */
     CHECK(b && b != a && real_allocs == 2);
     stub_event_pending = 0;
     CHECK(alloc(&rt, 1000) == a);
+    /* that fence's completion showed the legacy stream idle: the next is empty */
+    recorded = stub_events_recorded;
+    CHECK(release(&rt, b) == CUDA_SUCCESS && stub_events_recorded == recorded);
+    CHECK(alloc(&rt, 1010) == b);
 
     /* the driver's answers: double free, foreign pointers, zero, meminfo */
     CHECK(release(&rt, b) == CUDA_SUCCESS);

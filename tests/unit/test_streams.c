@@ -1,6 +1,7 @@
 /* test_streams.c - the stream tracker and fences over a stub driver: work
  * makes a stream busy, a wait declares idle only what was enqueued before it,
- * fences cover the legacy stream plus busy non-blocking streams, and forgetting
+ * fences are empty on an idle context, else cover the legacy stream plus busy
+ * non-blocking streams and declare them idle on completion, and forgetting
  * a context drops its streams. */
 #include "check.h"
 #include "streams.h"
@@ -52,27 +53,40 @@ int main(void)
     ga_ctx_mark_idle(&cm, true);
     CHECK(ga_ctx_idle(stub_current));
 
-    /* fences: legacy always, non-blocking only when busy */
+    /* fences: empty on an idle context */
     ga_fence_t f;
     stub_events_recorded = 0;
+    CHECK(ga_fence_init(&rt, &f));
+    CHECK(stub_events_recorded == 0 && f.n == 0);
+    CHECK(ga_fence_done(&rt, &f));
+    ga_fence_release(&rt, &f);
+
+    /* legacy work: the legacy event alone */
+    ga_stream_note_work(&rt, NULL, false);
     CHECK(ga_fence_init(&rt, &f));
     CHECK(stub_events_recorded == 1 && stub_recorded_on[0] == CU_STREAM_LEGACY);
     CHECK(ga_fence_done(&rt, &f));
     ga_fence_release(&rt, &f);
+    CHECK(ga_ctx_idle(stub_current)); /* its completion showed the stream idle */
 
+    /* a busy non-blocking stream gets its own event, a blocking one is covered
+     * by the legacy event; both are idle once the fence completed, not before */
     ga_stream_note_work(&rt, s_nb, false);
-    ga_stream_note_work(&rt, s_block, false); /* blocking: covered by the legacy event */
+    ga_stream_note_work(&rt, s_block, false);
     stub_events_recorded = 0;
     CHECK(ga_fence_init(&rt, &f));
-    CHECK(stub_events_recorded == 2 && stub_recorded_on[1] == s_nb);
+    CHECK(stub_events_recorded == 2 && stub_recorded_on[0] == CU_STREAM_LEGACY &&
+          stub_recorded_on[1] == s_nb);
+    ga_stream_note_work(&rt, s_block, false); /* after the fence: not covered by it */
     stub_event_pending = 1;
-    CHECK(!ga_fence_done(&rt, &f));
+    CHECK(!ga_fence_done(&rt, &f) && ga_stream_busy(nb));
     stub_event_pending = 0;
     CHECK(ga_fence_done(&rt, &f));
     ga_fence_release(&rt, &f);
+    CHECK(!ga_stream_busy(nb) && ga_stream_busy(ga_stream_get(&rt, s_block, false)));
     int events_before = stub_nevents;
     CHECK(ga_fence_init(&rt, &f)); /* events are reused, not created again */
-    CHECK(stub_nevents == events_before);
+    CHECK(stub_nevents == events_before && f.n == 1);
     ga_fence_release(&rt, &f);
 
     /* an untracked entry point makes every stream presumed busy */
