@@ -2,7 +2,9 @@
  * bench_config.cu - a badly configured kernel (feature: GPUACCEL_TUNE).
  *
  * A bounds-checked 1-D elementwise BabyBear multiply-add over N u32 elements
- * (default 2^24), p = 2^31 - 2^27 + 1:   out[i] = (a[i] * b[i] + c[i]) mod p.
+ * (default 2^24), p = 2^31 - 2^27 + 1:   out[i] = (a[i] * b[i] + c[i] + k) mod p,
+ * k the launch's index, so every launch writes new values (as a program's
+ * iterations do; a tuner cannot check a launch whose result is already there).
  * The program launches it with 32 threads per block unless --block says
  * otherwise; every block size gives the same output (and digest).
  *   --block B   block size (1..1024)
@@ -20,11 +22,11 @@
 #define BABYBEAR_P 2013265921u /* 2^31 - 2^27 + 1 */
 
 __global__ void fma_mod(uint32_t *out, const uint32_t *a, const uint32_t *b, const uint32_t *c,
-                        unsigned n)
+                        unsigned n, uint32_t k)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        out[i] = (uint32_t)(((uint64_t)a[i] * b[i] + c[i]) % BABYBEAR_P);
+        out[i] = (uint32_t)(((uint64_t)a[i] * b[i] + c[i] + k) % BABYBEAR_P);
 }
 
 __global__ void gen(uint32_t *a, uint32_t *b, uint32_t *c, unsigned n, uint32_t seed)
@@ -42,12 +44,12 @@ static double measure(int block, uint32_t *out, const uint32_t *a, const uint32_
                       const uint32_t *c, unsigned n, long long iters)
 {
     unsigned grid = (unsigned)((n + (unsigned long long)block - 1) / block);
-    fma_mod<<<grid, block>>>(out, a, b, c, n); /* warm-up */
+    fma_mod<<<grid, block>>>(out, a, b, c, n, 0); /* warm-up */
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     double t0 = now_us();
     for (long long k = 0; k < iters; k++) {
-        fma_mod<<<grid, block>>>(out, a, b, c, n);
+        fma_mod<<<grid, block>>>(out, a, b, c, n, (uint32_t)k + 1);
         CK(cudaGetLastError());
     }
     CK(cudaDeviceSynchronize());

@@ -6,7 +6,9 @@
  * repeated REPS times on a stream.  Launch g = rep*LEN + j computes
  *     dst[t] = f^work(src[t]) * 747796405 + mix32(seed + g)
  * (f: a non-affine integer step, applied `work` times) with src/dst alternating between two 1 KiB arrays, so the scalar argument
- * changes on every launch and the pointers alternate.
+ * changes on every launch and the pointers alternate. Each repetition ends with
+ * a stream synchronize, as an iteration that uses its result does (the graphs
+ * feature learns sequences between such flush points).
  *   --mode native     plain <<<>>> launches
  *   --mode reference  the sequence built once by hand as a CUDA graph (explicit
  *                     kernel nodes, built during warm-up, not timed); every rep
@@ -53,12 +55,14 @@ static uint32_t scalar(uint32_t seed, long long g) { return mix32(seed + (uint32
 static void run_native(uint32_t *buf[2], long long len, long long reps, int work, uint32_t seed,
                        cudaStream_t st)
 {
-    for (long long r = 0; r < reps; r++)
+    for (long long r = 0; r < reps; r++) {
         for (long long j = 0; j < len; j++) {
             long long g = r * len + j;
             step<<<1, N_ELEMS, 0, st>>>(buf[(g + 1) & 1], buf[g & 1], scalar(seed, g), work);
             CK(cudaGetLastError());
         }
+        CK(cudaStreamSynchronize(st)); /* the end of an iteration */
+    }
 }
 
 struct graph_seq {
@@ -125,6 +129,7 @@ static void run_graph(struct graph_seq *gs, uint32_t *buf[2], long long len, lon
             CK(cudaGraphExecKernelNodeSetParams(gs->exec, gs->nodes[j], &p));
         }
         CK(cudaGraphLaunch(gs->exec, st));
+        CK(cudaStreamSynchronize(st)); /* the end of an iteration */
     }
 }
 

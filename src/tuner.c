@@ -8,9 +8,12 @@
  *   2. run the original, keep every allocation's contents (A); restore, run it
  *      again: if anything differs from A, the kernel is not deterministic and
  *      is rejected;
- *   3. for a 1-D launch, each block size from 32 to 1024 keeping the thread
- *      count (threads), and, if one block alone reproduces A (the kernel is
- *      grid-stride), smaller grids (stride): restore, run, compare every
+ *   3. poison every byte the original changed (a launch that changed none is
+ *      not tried: a candidate skipping work would look the same); for a 1-D
+ *      launch, each block size from 32 to 1024 keeping the thread count
+ *      (threads), and, if one thread alone reproduces A (the kernel is
+ *      grid-stride), smaller grids (stride): restore the poisoned state (the
+ *      program's own if the original reads its outputs), run, compare every
  *      allocation bit for bit with A; time the ones that match (events);
  *   4. restore, and let the program's launch go as it asked: the program
  *      continues with its own result.
@@ -192,6 +195,22 @@ static bool snap_equal(const ga_rt_t *rt, const snap_t *want, snap_t *tmp)
     return true;
 }
 
+/* `out` = `s` with every byte the original run changed (where `a` differs)
+ * set to the complement of its result: a candidate run from `out` must write
+ * each of those bytes itself to match `a`, even when the program's state
+ * already held most of the result. Returns how many bytes changed. */
+static size_t snap_poison(const snap_t *s, const snap_t *a, snap_t *out)
+{
+    size_t changed = 0;
+    for (unsigned i = 0; i < s->n; i++)
+        for (size_t j = 0; j < s->size[i]; j++) {
+            bool diff = s->data[i][j] != a->data[i][j];
+            out->data[i][j] = diff ? (unsigned char)~a->data[i][j] : s->data[i][j];
+            changed += diff;
+        }
+    return changed;
+}
+
 /* ---- one experiment --------------------------------------------------------------- */
 
 typedef struct trial {
@@ -305,14 +324,15 @@ static unsigned candidates(const unsigned g[3], const unsigned b[3], int max_thr
 static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
                        const unsigned b[3], int cc)
 {
-    char why[400];
-    snap_t orig = {0}, a = {0}, tmp = {0};
+    char why[480];
+    snap_t orig = {0}, a = {0}, tmp = {0}, poisoned = {0};
     ga_tune_entry_t e = {k->name, cc, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, t->shmem,
                          {0, 0, 0}, {0, 0, 0}, false};
     CUcontext ctx = ga_current_ctx(t->rt);
-    if (!snap_layout(ctx, &orig) || !snap_layout(ctx, &a) || !snap_layout(ctx, &tmp)) {
+    if (!snap_layout(ctx, &orig) || !snap_layout(ctx, &a) || !snap_layout(ctx, &tmp) ||
+        !snap_layout(ctx, &poisoned)) {
         add_result(k->name, &e, false, "not tried: its live memory exceeds 8 GiB or host memory ran out");
-        snap_free(&orig), snap_free(&a), snap_free(&tmp);
+        snap_free(&orig), snap_free(&a), snap_free(&tmp), snap_free(&poisoned);
         return;
     }
     int max_threads = kernel_attr(t->rt, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -325,18 +345,30 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
     } else if (!snap_equal(t->rt, &a, &tmp)) {
         add_result(k->name, &e, false, "rejected: its outputs differ between two runs of the "
                                        "original (not deterministic)");
+    } else if (snap_poison(&orig, &a, &poisoned) == 0) {
+        add_result(k->name, &e, false, "not tried: the launch changed no memory (its results "
+                                       "were already in place), so a candidate that skipped "
+                                       "work could not be told apart");
     } else {
+        /* Candidates start from the program's state with the original's
+         * outputs poisoned, so one that skips work cannot pass because the
+         * result was already there; unless the original itself reads them
+         * (in place, like p[i] += v): then from the program's state, where
+         * every output it changes still shows a skipped write. */
+        bool clean = snap_write(t->rt, &poisoned) && run_once(t, g, b) == CUDA_SUCCESS &&
+                     snap_equal(t->rt, &a, &tmp);
+        const snap_t *start = clean ? &poisoned : &orig;
         /* Is it grid-stride? A single thread must then produce A on its own
          * (one block would not do: a bounds-checked kernel whose data fit in
          * one block would pass, and its entry would later skip work). */
         const unsigned one[3] = {1, 1, 1};
-        bool stride = snap_write(t->rt, &orig) && run_once(t, one, one) == CUDA_SUCCESS &&
+        bool stride = snap_write(t->rt, start) && run_once(t, one, one) == CUDA_SUCCESS &&
                       snap_equal(t->rt, &a, &tmp);
         double base = (snap_write(t->rt, &orig), time_config(t, g, b)), best = base;
         cand_t c[64], pick = {{0, 0, 0}, {0, 0, 0}, false};
         unsigned nc = candidates(g, b, max_threads, stride, c), tried = 0, differ = 0, failed = 0;
         for (unsigned i = 0; i < nc; i++) {
-            if (!snap_write(t->rt, &orig) || run_once(t, c[i].grid, c[i].block) != CUDA_SUCCESS) {
+            if (!snap_write(t->rt, start) || run_once(t, c[i].grid, c[i].block) != CUDA_SUCCESS) {
                 failed++;
                 continue;
             }
@@ -362,14 +394,16 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
                                   : "kept as is (no configuration gains 5%)";
         snprintf(why, sizeof why,
                  "%s: %u candidates run, %u gave other results, %u failed to launch; %u "
-                 "allocations (%s) compared bit for bit; original %.2f us, best %.2f us (%.2fx)",
+                 "allocations (%s, %s) compared bit for bit; original %.2f us, best %.2f us "
+                 "(%.2fx)",
                  verdict, tried, differ, failed, orig.n,
-                 stride ? "grid-stride" : "not grid-stride", base, best, base > 0 ? base / best : 0);
+                 stride ? "grid-stride" : "not grid-stride",
+                 clean ? "outputs poisoned" : "in place", base, best, base > 0 ? base / best : 0);
         add_result(k->name, &e, win, why);
     }
     if (!snap_write(t->rt, &orig)) /* 4: the program's memory as it was */
         ga_error("tuner: restoring the program's memory failed; results are not to be trusted");
-    snap_free(&orig), snap_free(&a), snap_free(&tmp);
+    snap_free(&orig), snap_free(&a), snap_free(&tmp), snap_free(&poisoned);
 }
 
 /* ---- the launch hook's part ------------------------------------------------------ */

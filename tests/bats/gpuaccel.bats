@@ -280,6 +280,21 @@ EOF
     [[ "$output" == *"gpuaccel: tune: rewritten=19"* ]]
 }
 
+@test "tune: a launch whose result is already in memory is not tried (no entry that skips work)" {
+    table="$BATS_TEST_TMPDIR/r.table"
+    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" \
+        "$GA_BUILD/tests/progs/repeat_prog" "$GA_SRC/tests/progs/kernels.ptx")
+    [ "$want" = "sum=28672" ]
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" -- \
+        "$GA_BUILD/tests/progs/repeat_prog" "$GA_SRC/tests/progs/kernels.ptx"
+    echo "$output"
+    cat "$table"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
+    [[ "$output" == *"0 verified entries"* ]]
+    grep -q '^# no: fill .*the launch changed no memory' "$table"
+}
+
 @test "tune: --kernel limits what is tried; usage errors" {
     table="$BATS_TEST_TMPDIR/none.table"
     run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" --kernel 'nomatch*' \
