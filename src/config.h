@@ -29,6 +29,8 @@
     X(GPUACCEL_TUNE_TABLE, STR, tune_table, "", "tuned-configuration table file")            \
     X(GPUACCEL_TUNER, STR, tuner, "", "tuner mode: verify and time configurations, write FILE") \
     X(GPUACCEL_TUNER_KERNEL, STR, tuner_kernel, "*", "glob of kernel names the tuner tries")  \
+    X(GPUACCEL_TUNER_EXHAUSTIVE, BOOL, tuner_exhaustive, "0",                                   \
+      "tuner tries every block size that is a multiple of 32, not only powers of two")        \
     X(GPUACCEL_KERNELS, BOOL, kernels, "0", "launch shipped replacement kernels")            \
     X(GPUACCEL_KERNELS_EXTRA, STR, kernels_extra, "", "FATBIN:TABLE of user replacement kernels") \
     X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "glob of kernel names never swapped")

@@ -299,23 +299,27 @@ static int kernel_attr(const ga_rt_t *rt, const ga_kernel_t *k, CUfunction_attri
     return get && get(&v, a, (CUfunction)k->handle) == CUDA_SUCCESS ? v : -1;
 }
 
-/* The configurations to try for a 1-D launch: every block size keeping the
- * thread count; with stride, smaller grids at every block size too. */
+/* The configurations to try for a 1-D launch: every power-of-two block size
+ * (every multiple of 32 when exhaustive) keeping the thread count; with
+ * stride, smaller grids at every block size too. */
 typedef struct cand {
     unsigned grid[3], block[3];
     bool stride;
 } cand_t;
 
+enum { MAX_CANDIDATES = 512 };
+
 static unsigned candidates(const unsigned g[3], const unsigned b[3], int max_threads,
-                           bool stride, cand_t *out)
+                           bool stride, bool exhaustive, cand_t *out)
 {
     unsigned n = 0;
     uint64_t threads = (uint64_t)g[0] * b[0];
-    for (unsigned bs = 32; bs <= 1024 && (int)bs <= max_threads; bs *= 2) {
+    for (unsigned bs = 32; bs <= 1024 && (int)bs <= max_threads && n < MAX_CANDIDATES;
+         bs = exhaustive ? bs + 32 : bs * 2) {
         uint64_t gs = (threads + bs - 1) / bs;
         if (bs != b[0] && gs <= 0x7fffffffu)
             out[n++] = (cand_t){{(unsigned)gs, 1, 1}, {bs, 1, 1}, false};
-        for (uint64_t sg = gs / 4; stride && sg >= 1 && n < 60; sg /= 4)
+        for (uint64_t sg = gs / 4; stride && sg >= 1 && n < MAX_CANDIDATES; sg /= 4)
             out[n++] = (cand_t){{(unsigned)sg, 1, 1}, {bs, 1, 1}, true};
     }
     return n;
@@ -365,8 +369,10 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
         bool stride = snap_write(t->rt, start) && run_once(t, one, one) == CUDA_SUCCESS &&
                       snap_equal(t->rt, &a, &tmp);
         double base = (snap_write(t->rt, &orig), time_config(t, g, b)), best = base;
-        cand_t c[64], pick = {{0, 0, 0}, {0, 0, 0}, false};
-        unsigned nc = candidates(g, b, max_threads, stride, c), tried = 0, differ = 0, failed = 0;
+        static cand_t c[MAX_CANDIDATES]; /* experiments run one at a time (`busy`) */
+        cand_t pick = {{0, 0, 0}, {0, 0, 0}, false};
+        unsigned nc = candidates(g, b, max_threads, stride, t->rt->cfg.tuner_exhaustive, c);
+        unsigned tried = 0, differ = 0, failed = 0;
         for (unsigned i = 0; i < nc; i++) {
             if (!snap_write(t->rt, start) || run_once(t, c[i].grid, c[i].block) != CUDA_SUCCESS) {
                 failed++;

@@ -42,7 +42,7 @@ static const char usage_text[] =
     "          run CMD with libgpuaccel preloaded; LIST: pool,coalesce,graphs,tune,kernels or all\n"
     "  profile [-o FILE] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
     "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
-    "  tune    [-o FILE] [--kernel PATTERN] [--lib PATH] -- CMD\n"
+    "  tune    [-o FILE] [--kernel PATTERN] [--exhaustive] [--lib PATH] -- CMD\n"
     "          run CMD once under the tuner; write the configurations it proved\n"
     "          bit-identical and faster (default FILE: gpuaccel-tune.table)\n"
     "  report  FILE.json\n"
@@ -89,7 +89,7 @@ typedef struct opts {
     const char *lib, *out, *check_digest, *check_file, *svg, *kernel_pattern;
     unsigned feature_on[N_FEATURES], feature_set[N_FEATURES]; /* run/profile toggles */
     int ab_feature;     /* -1: all */
-    bool kernels, per_feature, json, require_gpu;
+    bool kernels, per_feature, json, require_gpu, exhaustive;
     unsigned runs;
     char **cmd;         /* NULL-terminated */
 } opts_t;
@@ -172,6 +172,9 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
             o->out = v;
         } else if (is_tune && !strcmp(a, "--kernel")) {
             o->kernel_pattern = v;
+        } else if (is_tune && !strcmp(a, "--exhaustive")) {
+            o->exhaustive = true;
+            continue;
         } else if (is_profile && !strcmp(a, "--kernels")) {
             o->kernels = true;
             continue;
@@ -379,6 +382,7 @@ static int cmd_tune(opts_t *o)
         apply_toggles(o);
         setenv("GPUACCEL_TUNER", out, 1);
         setenv("GPUACCEL_TUNER_KERNEL", o->kernel_pattern ? o->kernel_pattern : "*", 1);
+        setenv("GPUACCEL_TUNER_EXHAUSTIVE", o->exhaustive ? "1" : "0", 1);
         execv(path, o->cmd);
         _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
     }

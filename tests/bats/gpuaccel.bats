@@ -295,6 +295,18 @@ EOF
     grep -q '^# no: fill .*the launch changed no memory' "$table"
 }
 
+@test "tune --exhaustive: every multiple of 32 is tried, and the result is the same entry" {
+    table="$BATS_TEST_TMPDIR/x.table"
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune --exhaustive -o "$table" -- \
+        "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
+    echo "$output"
+    cat "$table"
+    [ "$status" -eq 0 ]
+    # 32..1024 step 32 without the original 128: 31 candidates (5 without --exhaustive)
+    grep -q '^# verified: 31 candidates run, 0 gave other results' "$table"
+    grep -q '^add sm_90 32,1,1 128,1,1 0 -> 4,1,1 1024,1,1 threads$' "$table"
+}
+
 @test "tune: --kernel limits what is tried; usage errors" {
     table="$BATS_TEST_TMPDIR/none.table"
     run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" --kernel 'nomatch*' \
