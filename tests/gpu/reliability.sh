@@ -1,7 +1,8 @@
 #!/bin/sh
 # reliability.sh (GPU) - the stress program (16 threads) natively and with every
-# feature on; a faulting kernel (the same error codes afterwards); compute-sanitizer memcheck, racecheck and synccheck on GPU test
-# programs under the library (memcheck with the pool off: a pooled block is
+# feature on; a faulting kernel (the same error codes afterwards); compute-sanitizer
+# memcheck, racecheck and synccheck on a GPU test program and on the prover
+# (small size, digest checked) under the library (with the pool off: a pooled block is
 # still allocated to the driver, so a use after free inside it is invisible to
 # memcheck; with the pool on the run must still be clean).
 . "${GA_SRC:-.}/tests/gpu/common.sh"
@@ -22,14 +23,27 @@ CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>
 if [ -z "$CS" ]; then
     echo "SKIP part: compute-sanitizer not found"
 else
-    for tool in memcheck racecheck synccheck; do
-        for features in "GPUACCEL=1" "$ALL"; do
-            # shellcheck disable=SC2086
-            out=$(env $features LD_PRELOAD="$GA_LIB" "$CS" --tool "$tool" --report-api-errors no --error-exitcode 9 \
-                "$GA_BUILD/tests/gpu/cudart_static" 2>&1)
-            rc=$?
-            echo "compute-sanitizer $tool ($features): exit $rc, $(echo "$out" | grep -c 'ERROR SUMMARY: 0 errors') clean summary"
-            [ $rc -eq 0 ] || { echo "$out" | tail -20; fail "$tool found errors ($features)"; }
+    # The GPU test program, and the prover at a small size (its digest must
+    # also be the one it prints natively).
+    P="$GA_BUILD/tests/apps/prover/prover"
+    want=$(env -u LD_PRELOAD "$P" --log-n 10 --queries 8 2>/dev/null | grep '^digest:')
+    for prog in cudart_static prover; do
+        for tool in memcheck racecheck synccheck; do
+            for features in "GPUACCEL=1" "$ALL"; do
+                if [ $prog = prover ]; then
+                    set -- "$P" --log-n 10 --queries 8
+                else
+                    set -- "$GA_BUILD/tests/gpu/cudart_static"
+                fi
+                # shellcheck disable=SC2086
+                out=$(env $features LD_PRELOAD="$GA_LIB" "$CS" --tool "$tool" --report-api-errors no \
+                    --error-exitcode 9 "$@" 2>&1)
+                rc=$?
+                echo "compute-sanitizer $tool $prog ($features): exit $rc, $(echo "$out" | grep -c 'ERROR SUMMARY: 0 errors') clean summary"
+                [ $rc -eq 0 ] || { echo "$out" | tail -20; fail "$tool found errors in $prog ($features)"; }
+                [ $prog = cudart_static ] || echo "$out" | grep -qxF "$want" ||
+                    fail "$tool: the prover's digest changed ($features)"
+            done
         done
     done
 fi
