@@ -14,14 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#define DK(call)                                                                       \
-    do {                                                                               \
-        CUresult r_ = (call);                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                      \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_); \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "../tests/progs/linked.h" /* CK */
+
 
 static const char ptx[] =
     ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -53,29 +47,29 @@ int main(int argc, char **argv)
     CUmodule mod;
     CUfunction fn;
     CUdeviceptr buf;
-    DK(cuDeviceGet(&dev, 0));
-    DK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    DK(cuCtxSetCurrent(ctx));
-    DK(cuModuleLoadData(&mod, ptx));
-    DK(cuModuleGetFunction(&fn, mod, "empty"));
-    DK(cuMemAlloc(&buf, 4096));
-    DK(cuMemsetD32(buf, 0x5eed, 1024));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuModuleLoadData(&mod, ptx));
+    CK(cuModuleGetFunction(&fn, mod, "empty"));
+    CK(cuMemAlloc(&buf, 4096));
+    CK(cuMemsetD32(buf, 0x5eed, 1024));
     unsigned sum = 0, v = 0;
     for (int pass = 0; pass < 2; pass++) { /* warm-up, then the timed pass */
         double t0 = now_us();
         for (long i = 0; i < count; i++) {
             if (!strcmp(op, "ctxget")) {
                 CUcontext c;
-                DK(cuCtxGetCurrent(&c));
+                CK(cuCtxGetCurrent(&c));
                 sum += c == ctx;
             } else if (!strcmp(op, "dtoh")) {
-                DK(cuMemcpyDtoH(&v, buf + 4 * (i % 1024), 4));
+                CK(cuMemcpyDtoH(&v, buf + 4 * (i % 1024), 4));
                 sum += v;
             } else {
-                DK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
+                CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
             }
         }
-        DK(cuCtxSynchronize());
+        CK(cuCtxSynchronize());
         double t = now_us() - t0;
         if (pass == 1)
             printf("result driver %.4f op=%s\n", t / count, op);

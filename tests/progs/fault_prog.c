@@ -5,19 +5,10 @@
  * read window (coalesce), a repeated launch sequence (graphs). After it, every
  * call must return what the driver returns, until the context is reset.
  * usage: fault_prog KERNELS.PTX  -> one line of "call=code" pairs */
-#include <cuda.h>
+#include "linked.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CK(call)                                                                           \
-    do {                                                                                   \
-        CUresult r_ = (call);                                                              \
-        if (r_ != CUDA_SUCCESS) {                                                          \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);   \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 enum { N = 1024 };
 
@@ -30,21 +21,10 @@ static CUresult launch(CUfunction f, CUdeviceptr p, uint32_t v)
 
 int main(int argc, char **argv)
 {
-    static char ptx[1 << 16];
-    FILE *f = argc > 1 ? fopen(argv[1], "rb") : NULL;
-    if (!f)
-        return fprintf(stderr, "usage: %s KERNELS.PTX\n", argv[0]), 2;
-    ptx[fread(ptx, 1, sizeof ptx - 1, f)] = 0;
-    fclose(f);
     CUdevice dev;
     CUcontext ctx;
-    CUmodule mod;
+    CUmodule mod = linked_setup(argc, argv, &dev, &ctx);
     CUfunction fill, add_fn, fault;
-    CK(cuInit(0));
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
-    CK(cuModuleLoadData(&mod, ptx));
     CK(cuModuleGetFunction(&fill, mod, "fill"));
     CK(cuModuleGetFunction(&add_fn, mod, "add"));
     CK(cuModuleGetFunction(&fault, mod, "fault"));

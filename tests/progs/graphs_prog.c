@@ -9,7 +9,7 @@
  *   legacy     the same on the legacy default stream
  *   ptds       the per-thread default stream (cuLaunchKernel_ptsz)
  * usage: graphs_prog KERNELS.PTX  -> one "NAME ok=0|1" line per check */
-#include <cuda.h>
+#include "linked.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,15 +19,6 @@
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                              unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                              void **extra);
-
-#define CK(call)                                                                           \
-    do {                                                                                   \
-        CUresult r_ = (call);                                                              \
-        if (r_ != CUDA_SUCCESS) {                                                          \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);   \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 enum { N = 2048, LEN = 8, ITERS = 60 };
 static CUcontext ctx;
@@ -172,23 +163,8 @@ static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return fprintf(stderr, "usage: %s KERNELS.PTX\n", argv[0]), 2;
-    FILE *f = fopen(argv[1], "rb");
-    if (!f)
-        return fprintf(stderr, "cannot read %s\n", argv[1]), 2;
-    static char ptx[1 << 16];
-    size_t len = fread(ptx, 1, sizeof ptx - 1, f);
-    fclose(f);
-    ptx[len] = 0;
-    if (cuInit(0) != CUDA_SUCCESS)
-        return fprintf(stderr, "SKIP: no CUDA device\n"), 77;
     CUdevice dev;
-    CUmodule mod;
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
-    CK(cuModuleLoadData(&mod, ptx));
+    CUmodule mod = linked_setup(argc, argv, &dev, &ctx);
     CK(cuModuleGetFunction(&fill_fn, mod, "fill"));
     CK(cuModuleGetFunction(&add_fn, mod, "add"));
     CUstream s;

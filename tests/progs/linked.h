@@ -1,0 +1,44 @@
+/* linked.h - what the test programs linked with -lcuda share: a check macro
+ * that exits on any driver error, and the setup every one of them does (read
+ * kernels.ptx, initialize, make the primary context current, load the module). */
+#ifndef GA_TEST_LINKED_H
+#define GA_TEST_LINKED_H
+
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CK(call)                                                                           \
+    do {                                                                                   \
+        CUresult r_ = (call);                                                              \
+        if (r_ != CUDA_SUCCESS) {                                                          \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)r_);   \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+
+/* Loads the PTX at `path` into the current primary context of device 0.
+ * Exits 2 on a usage error, 77 (skip) when cuInit fails. */
+static inline CUmodule linked_setup(int argc, char **argv, CUdevice *dev, CUcontext *ctx)
+{
+    static char ptx[1 << 16];
+    FILE *f = argc > 1 ? fopen(argv[1], "rb") : NULL;
+    if (!f) {
+        fprintf(stderr, "usage: %s KERNELS.PTX\n", argv[0]);
+        exit(2);
+    }
+    ptx[fread(ptx, 1, sizeof ptx - 1, f)] = 0;
+    fclose(f);
+    if (cuInit(0) != CUDA_SUCCESS) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        exit(77);
+    }
+    CUmodule mod;
+    CK(cuDeviceGet(dev, 0));
+    CK(cuDevicePrimaryCtxRetain(ctx, *dev));
+    CK(cuCtxSetCurrent(*ctx));
+    CK(cuModuleLoadData(&mod, ptx));
+    return mod;
+}
+
+#endif
