@@ -11,6 +11,7 @@
  * that RTLD_NEXT is relative to (the real dlsym is reached by a tail call). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hooks.h"
@@ -60,8 +61,11 @@ static void *unknown_driver_ptr(void *p, const char *base)
     bool interop = ga_name_outside_cuda_h(base);
     ga_debug("entry point %s is not in this build's table%s", base,
              interop ? " (graphics interop)" : "");
-    if (!ga_name_read_only(base) && !interop)
-        ga_streams_note_untracked(base);
+    if (!ga_name_read_only(base) && !interop) {
+        char why[160];
+        snprintf(why, sizeof why, "entry point %s is unknown to this build", base);
+        ga_streams_note_untracked(why);
+    }
     return p;
 }
 

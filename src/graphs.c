@@ -306,6 +306,19 @@ static void pop_ctx(const ga_rt_t *rt, bool pushed)
         pop(&dummy);
 }
 
+/* Held launches counted as work on their stream when they were held; they
+ * count again now that they really are enqueued, so a fence that completed in
+ * between (and declared the stream idle) does not outlast them, and windows
+ * filled meanwhile are dropped. Called in the held launches' context. */
+static void note_issued_locked(const ga_rt_t *rt)
+{
+    if (!rt->track)
+        return;
+    ga_epoch_bump();
+    ga_stream_note_work(rt, held.stream, held.per_thread_entry);
+    ga_epoch_bump();
+}
+
 /* Issue every held launch one by one, as the program made them. */
 static void issue_held_locked(const ga_rt_t *rt)
 {
@@ -322,6 +335,7 @@ static void issue_held_locked(const ga_rt_t *rt)
             if (r != CUDA_SUCCESS) /* cannot happen for a configuration that ran twice */
                 ga_warn("graphs: issuing a held launch failed: %d", (int)r);
         }
+        note_issued_locked(rt);
     } else {
         ga_error("graphs: cannot make the context of held launches current; %u launches lost",
                  held.count);
@@ -493,6 +507,8 @@ static CUresult replay_locked(const ga_rt_t *rt)
         if (timed)
             time_replay_locked(rt, t, 0);
         ok = glaunch(t->exec, held.stream) == CUDA_SUCCESS;
+        if (ok)
+            note_issued_locked(rt);
         if (timed && ok)
             time_replay_locked(rt, t, 1);
     }

@@ -276,8 +276,18 @@ static bool order_after(const ga_rt_t *rt, block_t *b)
         for (unsigned e = 0; ok && e < b->fence.n; e++)
             ok = wait(nb[i], b->fence.ev[e], 0) == CUDA_SUCCESS;
     ga_stream_use_end();
-    if (!ok) /* some waits may be in place: harmless, they only delay */
-        return false; /* o stays, borrowing: it is never pruned (bounded by MAX_OUTSTANDING) */
+    if (!ok) { /* some waits may be in place: harmless, they only delay */
+        pthread_mutex_lock(&lock); /* the block keeps its fence: forget the borrowed copy */
+        for (outstanding_t **op = &outstanding; *op; op = &(*op)->next)
+            if (*op == o) {
+                *op = o->next;
+                n_outstanding--;
+                break;
+            }
+        pthread_mutex_unlock(&lock);
+        free(o);
+        return false;
+    }
     pthread_mutex_lock(&lock);
     o->borrowed = false; /* the fence is the outstanding record's now */
     pthread_mutex_unlock(&lock);
@@ -448,7 +458,8 @@ static bool keep_block(const ga_rt_t *rt, CUdeviceptr dptr, CUresult *err)
     HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
     if (b && b->state != B_LIVE) {
         pthread_mutex_unlock(&lock);
-        *err = CUDA_ERROR_INVALID_VALUE; /* what the driver says to a double free */
+        /* what the driver says to a double free, or to anything after a fault */
+        *err = ga_faulted() ? ga_fault_code() : CUDA_ERROR_INVALID_VALUE;
         return true;
     }
     if (!b || b->cls < 0 || b->exported || !pooling(rt)) {
@@ -601,14 +612,17 @@ void ga_pool_ctx_gone(CUcontext ctx)
     HASH_ITER(hh, blocks, b, tmp)
         if (b->ctx == ctx) {
             HASH_DEL(blocks, b);
-            free(b); /* the driver freed the memory and the fence's events */
+            ga_fence_drop(&b->fence); /* the driver freed the memory and the events */
+            free(b);
         }
     for (outstanding_t **op = &outstanding; *op;) {
         outstanding_t *o = *op;
         if (o->ctx == ctx) {
             *op = o->next;
             n_outstanding--;
-            free(o); /* its events went with the context */
+            if (!o->borrowed) /* a borrowed fence is its block's, dropped above */
+                ga_fence_drop(&o->fence);
+            free(o);
         } else {
             op = &o->next;
         }

@@ -49,13 +49,11 @@ static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
 static _Atomic int captures;        /* stream captures under way */
 
-/* Contexts that returned a sticky error (NULL: one we could not name), kept
- * until destroyed or reset. Rare: a small array under its own lock; n_faulted
- * is what the hot paths read. */
-enum { MAX_FAULTED = 8 };
-static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
-static CUcontext faulted[MAX_FAULTED]; /* guarded by fault_lock */
-static _Atomic unsigned n_faulted;     /* written under fault_lock */
+/* The first sticky error the driver returned, 0 before. Never cleared: cuda.h
+ * says the process must be restarted after most of them, and a fault cannot be
+ * told apart per context reliably (it is reported by whichever call comes next,
+ * in whatever context is current). */
+static _Atomic int fault_code;
 
 /* One-entry per-thread cache in front of the hash: most threads launch on one
  * stream at a time. Valid while `gen` equals the global generation. */
@@ -167,7 +165,8 @@ void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
     atomic_fetch_add_explicit(&ga_work_seq, 1, memory_order_acq_rel);
     if (h == GA_HIDDENSTREAM) { /* cannot tell which: every stream is presumed busy */
-        ga_streams_note_untracked("cuLaunchCooperativeKernelMultiDevice");
+        ga_streams_note_untracked("cuLaunchCooperativeKernelMultiDevice names its streams "
+                                  "inside its parameters");
         return;
     }
     ga_stream_t *st = ga_stream_get(rt, h, per_thread);
@@ -340,8 +339,15 @@ void ga_stream_outlive(const ga_rt_t *rt, CUstream h)
 {
     stream_key_t k = {.handle = h};
     ga_stream_t *st = find(&k);
-    if (!st || !ga_stream_busy(st) || !st->nonblocking)
-        return; /* a blocking stream's work is already ordered before the legacy stream's */
+    if (!st || !ga_stream_busy(st))
+        return;
+    if (!st->nonblocking) {
+        /* Its work is ordered before later legacy-stream work, but once its
+         * record is forgotten only a busy legacy stream keeps it covered:
+         * the next fence then records the legacy event instead of being empty. */
+        ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
+        return;
+    }
     __typeof__(&cuEventRecord) rec = GA_REAL(rt, GA_ID_cuEventRecord, cuEventRecord);
     __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
     CUcontext ctx = st->ctx;
@@ -369,46 +375,25 @@ static void drop_events_locked(CUcontext ctx);
 
 void ga_fault_note(const ga_rt_t *rt, CUresult r)
 {
-    if (!ga_sticky_error(r))
-        return;
-    CUcontext ctx = ga_current_ctx(rt);
-    pthread_mutex_lock(&fault_lock);
-    unsigned n = atomic_load(&n_faulted);
-    bool known = false;
-    for (unsigned i = 0; i < n; i++)
-        known |= faulted[i] == ctx;
-    if (!known && n < MAX_FAULTED) {
-        faulted[n] = ctx;
-        atomic_store(&n_faulted, n + 1);
-    } else if (!known) {
-        faulted[n - 1] = NULL; /* full: the last entry now waits for any context to go */
-    }
-    pthread_mutex_unlock(&fault_lock);
-    if (!known)
-        ga_info("the driver returned sticky error %d: serving from the library stops until the "
-                "context is destroyed or reset", (int)r);
+    (void)rt;
+    int none = 0;
+    if (ga_sticky_error(r) && atomic_compare_exchange_strong(&fault_code, &none, (int)r))
+        ga_info("the driver returned sticky error %d: the library answers nothing itself from "
+                "now on (every call goes to the driver)", (int)r);
 }
 
 bool ga_faulted(void)
 {
-    return atomic_load_explicit(&n_faulted, memory_order_acquire) > 0;
+    return atomic_load_explicit(&fault_code, memory_order_acquire) != 0;
 }
 
-/* A context went: it, and any fault we could not attribute, is forgotten. */
-static void fault_forget(CUcontext ctx)
+CUresult ga_fault_code(void)
 {
-    pthread_mutex_lock(&fault_lock);
-    unsigned n = atomic_load(&n_faulted), k = 0;
-    for (unsigned i = 0; i < n; i++)
-        if (faulted[i] != ctx && faulted[i] != NULL)
-            faulted[k++] = faulted[i];
-    atomic_store(&n_faulted, k);
-    pthread_mutex_unlock(&fault_lock);
+    return (CUresult)atomic_load_explicit(&fault_code, memory_order_acquire);
 }
 
 void ga_ctx_forget(CUcontext ctx)
 {
-    fault_forget(ctx);
     pthread_mutex_lock(&lock);
     ga_stream_t *st, *tmp;
     HASH_ITER(hh, table, st, tmp)
@@ -430,10 +415,10 @@ bool ga_capture_active(void)
     return atomic_load_explicit(&captures, memory_order_relaxed) > 0;
 }
 
-void ga_streams_note_untracked(const char *name)
+void ga_streams_note_untracked(const char *why)
 {
     if (!atomic_exchange(&untracked, true))
-        ga_info("entry point %s is unknown to this build: streams are presumed busy", name);
+        ga_info("%s: every stream is presumed busy from now on", why);
 }
 
 bool ga_streams_untracked(void)
@@ -583,6 +568,13 @@ void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f)
     (void)rt;
     for (unsigned i = 0; i < f->n; i++)
         event_put(f->ctx, f->ev[i]);
+    free(f->ev);
+    free(f->marks);
+    memset(f, 0, sizeof *f);
+}
+
+void ga_fence_drop(ga_fence_t *f)
+{
     free(f->ev);
     free(f->marks);
     memset(f, 0, sizeof *f);

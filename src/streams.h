@@ -124,7 +124,7 @@ bool ga_capture_active(void);
 
 /* Errors after which the context is unusable and every later call returns them
  * (cuda.h: "the process must be terminated and relaunched", or the context
- * destroyed). */
+ * destroyed), and uncorrectable memory errors (taken as such, to be safe). */
 static inline bool ga_sticky_error(CUresult r)
 {
     switch (r) {
@@ -134,6 +134,7 @@ static inline bool ga_sticky_error(CUresult r)
     case CUDA_ERROR_INVALID_ADDRESS_SPACE: case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_TENSOR_MEMORY_LEAK:
     case CUDA_ERROR_MPS_CLIENT_TERMINATED: case CUDA_ERROR_EXTERNAL_DEVICE:
+    case CUDA_ERROR_ECC_UNCORRECTABLE: case CUDA_ERROR_NVLINK_UNCORRECTABLE:
         return true;
     default:
         return false;
@@ -141,11 +142,12 @@ static inline bool ga_sticky_error(CUresult r)
 }
 
 /* Every wrapper hands its result here when it is not CUDA_SUCCESS. After a
- * sticky error the driver answers every call with it, so the library must stop
- * answering for the driver (pool hits, coalesced reads, held launches) until
- * the faulted context is destroyed or reset. */
+ * sticky error the driver answers every call with it, so the library stops
+ * answering for the driver (pool hits, coalesced reads, held launches) for the
+ * rest of the process. ga_fault_code: that error, 0 before. */
 void ga_fault_note(const ga_rt_t *rt, CUresult r);
 bool ga_faulted(void);
+CUresult ga_fault_code(void);
 
 /* True while the library must not answer a call itself: under stream capture
  * (the call must reach the graph) or after a sticky error (the driver's error
@@ -170,10 +172,13 @@ bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f);
 /* True once every event has completed; errors count as not complete. */
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);
 void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f);
+/* Forget a fence whose context is gone (its events went with it). */
+void ga_fence_drop(ga_fence_t *f);
 
-/* An entry point the library does not know was handed to the program: work it
- * enqueues is invisible to the tracker, so every stream must be presumed busy. */
-void ga_streams_note_untracked(const char *name);
+/* Work was (or may be) enqueued where the tracker cannot see it, for the
+ * reason `why` (an unknown entry point handed out, a launch on streams named
+ * inside its parameters): every stream is presumed busy from now on. */
+void ga_streams_note_untracked(const char *why);
 bool ga_streams_untracked(void);
 
 extern const ga_fork_ops_t ga_streams_fork;

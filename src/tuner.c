@@ -8,13 +8,13 @@
  *   2. run the original, keep every allocation's contents (A); restore, run it
  *      again: if anything differs from A, the kernel is not deterministic and
  *      is rejected;
- *   3. poison every byte the original changed (a launch that changed none is
- *      not tried: a candidate skipping work would look the same); for a 1-D
- *      launch, each block size from 32 to 1024 keeping the thread count
- *      (threads), and, if one thread alone reproduces A (the kernel is
- *      grid-stride), smaller grids (stride): restore the poisoned state (the
- *      program's own if the original reads its outputs), run, compare every
- *      allocation bit for bit with A; time the ones that match (events);
+ *   3. a launch that changed no memory is not tried (a candidate skipping
+ *      work would look the same); for a 1-D launch, each block size from 32
+ *      to 1024 keeping the thread count (threads), and, if one thread alone
+ *      reproduces A and the launch changed a word per two threads or more
+ *      (the kernel is grid-stride), smaller grids (stride): restore, run,
+ *      compare every allocation bit for bit with A; time the ones that match
+ *      (events, each run from the restored state);
  *   4. restore, and let the program's launch go as it asked: the program
  *      continues with its own result.
  * Refused, with the reason in the table as a comment: kernels using shared
@@ -195,20 +195,19 @@ static bool snap_equal(const ga_rt_t *rt, const snap_t *want, snap_t *tmp)
     return true;
 }
 
-/* `out` = `s` with every byte the original run changed (where `a` differs)
- * set to the complement of its result: a candidate run from `out` must write
- * each of those bytes itself to match `a`, even when the program's state
- * already held most of the result. Returns how many bytes changed. */
-static size_t snap_poison(const snap_t *s, const snap_t *a, snap_t *out)
+/* How many 4-byte words the original run changed (`a` against the state `s`
+ * it started from). A candidate that skips work is caught only where the
+ * original changed something: a skipped write of a value already in place
+ * looks the same as the original's. */
+static uint64_t words_changed(const snap_t *s, const snap_t *a)
 {
-    size_t changed = 0;
+    uint64_t n = 0;
     for (unsigned i = 0; i < s->n; i++)
-        for (size_t j = 0; j < s->size[i]; j++) {
-            bool diff = s->data[i][j] != a->data[i][j];
-            out->data[i][j] = diff ? (unsigned char)~a->data[i][j] : s->data[i][j];
-            changed += diff;
+        for (size_t j = 0; j < s->size[i]; j += 4) {
+            size_t w = s->size[i] - j < 4 ? s->size[i] - j : 4;
+            n += memcmp(s->data[i] + j, a->data[i] + j, w) != 0;
         }
-    return changed;
+    return n;
 }
 
 /* ---- one experiment --------------------------------------------------------------- */
@@ -230,8 +229,11 @@ static CUresult run_once(trial_t *t, const unsigned g[3], const unsigned b[3])
     return r == CUDA_SUCCESS ? sync() : r;
 }
 
-/* Median time of TIMING_RUNS launches, in microseconds (0 on failure). */
-static double time_config(trial_t *t, const unsigned g[3], const unsigned b[3])
+/* Median time of TIMING_RUNS launches, each from the program's state `start`
+ * (a kernel that counts or appends may not run twice on the same memory), in
+ * microseconds (0 on failure). */
+static double time_config(trial_t *t, const snap_t *start, const unsigned g[3],
+                          const unsigned b[3])
 {
     __typeof__(&cuLaunchKernel) launch = GA_REAL(t->rt, GA_ID_cuLaunchKernel, cuLaunchKernel);
     __typeof__(&cuEventRecord) rec = GA_REAL(t->rt, GA_ID_cuEventRecord, cuEventRecord);
@@ -242,7 +244,7 @@ static double time_config(trial_t *t, const unsigned g[3], const unsigned b[3])
     double us[TIMING_RUNS];
     for (int i = 0; i < TIMING_RUNS; i++) {
         float ms = 0;
-        if (rec(t->ev[0], t->s) != CUDA_SUCCESS ||
+        if (!snap_write(t->rt, start) || rec(t->ev[0], t->s) != CUDA_SUCCESS ||
             launch(t->f, g[0], g[1], g[2], b[0], b[1], b[2], t->shmem, t->s, t->params, NULL) !=
                 CUDA_SUCCESS ||
             rec(t->ev[1], t->s) != CUDA_SUCCESS || esync(t->ev[1]) != CUDA_SUCCESS ||
@@ -329,14 +331,14 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
                        const unsigned b[3], int cc)
 {
     char why[480];
-    snap_t orig = {0}, a = {0}, tmp = {0}, poisoned = {0};
+    snap_t orig = {0}, a = {0}, tmp = {0};
+    uint64_t changed = 0;
     ga_tune_entry_t e = {k->name, cc, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, t->shmem,
                          {0, 0, 0}, {0, 0, 0}, false};
     CUcontext ctx = ga_current_ctx(t->rt);
-    if (!snap_layout(ctx, &orig) || !snap_layout(ctx, &a) || !snap_layout(ctx, &tmp) ||
-        !snap_layout(ctx, &poisoned)) {
+    if (!snap_layout(ctx, &orig) || !snap_layout(ctx, &a) || !snap_layout(ctx, &tmp)) {
         add_result(k->name, &e, false, "not tried: its live memory exceeds 8 GiB or host memory ran out");
-        snap_free(&orig), snap_free(&a), snap_free(&tmp), snap_free(&poisoned);
+        snap_free(&orig), snap_free(&a), snap_free(&tmp);
         return;
     }
     int max_threads = kernel_attr(t->rt, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -349,32 +351,29 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
     } else if (!snap_equal(t->rt, &a, &tmp)) {
         add_result(k->name, &e, false, "rejected: its outputs differ between two runs of the "
                                        "original (not deterministic)");
-    } else if (snap_poison(&orig, &a, &poisoned) == 0) {
+    } else if ((changed = words_changed(&orig, &a)) == 0) {
         add_result(k->name, &e, false, "not tried: the launch changed no memory (its results "
                                        "were already in place), so a candidate that skipped "
                                        "work could not be told apart");
     } else {
-        /* Candidates start from the program's state with the original's
-         * outputs poisoned, so one that skips work cannot pass because the
-         * result was already there; unless the original itself reads them
-         * (in place, like p[i] += v): then from the program's state, where
-         * every output it changes still shows a skipped write. */
-        bool clean = snap_write(t->rt, &poisoned) && run_once(t, g, b) == CUDA_SUCCESS &&
-                     snap_equal(t->rt, &a, &tmp);
-        const snap_t *start = clean ? &poisoned : &orig;
-        /* Is it grid-stride? A single thread must then produce A on its own
+        /* Every run starts from the program's own state (never from made-up
+         * values: a kernel may take a changed word as an index or a count).
+         * Is it grid-stride? A single thread must then produce A on its own
          * (one block would not do: a bounds-checked kernel whose data fit in
-         * one block would pass, and its entry would later skip work). */
+         * one block would pass, and its entry would later skip work); and the
+         * launch must have changed at least a word per two of its threads,
+         * so that what one thread happened to write cannot be all it changed. */
         const unsigned one[3] = {1, 1, 1};
-        bool stride = snap_write(t->rt, start) && run_once(t, one, one) == CUDA_SUCCESS &&
-                      snap_equal(t->rt, &a, &tmp);
-        double base = (snap_write(t->rt, &orig), time_config(t, g, b)), best = base;
+        uint64_t threads = (uint64_t)g[0] * b[0];
+        bool stride = changed * 2 >= threads && snap_write(t->rt, &orig) &&
+                      run_once(t, one, one) == CUDA_SUCCESS && snap_equal(t->rt, &a, &tmp);
+        double base = time_config(t, &orig, g, b), best = base;
         static cand_t c[MAX_CANDIDATES]; /* experiments run one at a time (`busy`) */
         cand_t pick = {{0, 0, 0}, {0, 0, 0}, false};
         unsigned nc = candidates(g, b, max_threads, stride, t->rt->cfg.tuner_exhaustive, c);
         unsigned tried = 0, differ = 0, failed = 0;
         for (unsigned i = 0; i < nc; i++) {
-            if (!snap_write(t->rt, start) || run_once(t, c[i].grid, c[i].block) != CUDA_SUCCESS) {
+            if (!snap_write(t->rt, &orig) || run_once(t, c[i].grid, c[i].block) != CUDA_SUCCESS) {
                 failed++;
                 continue;
             }
@@ -383,8 +382,7 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
                 differ++;
                 continue;
             }
-            snap_write(t->rt, &orig);
-            double us = time_config(t, c[i].grid, c[i].block);
+            double us = time_config(t, &orig, c[i].grid, c[i].block);
             if (us > 0 && us < best)
                 best = us, pick = c[i];
         }
@@ -400,16 +398,16 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
                                   : "kept as is (no configuration gains 5%)";
         snprintf(why, sizeof why,
                  "%s: %u candidates run, %u gave other results, %u failed to launch; %u "
-                 "allocations (%s, %s) compared bit for bit; original %.2f us, best %.2f us "
-                 "(%.2fx)",
+                 "allocations (%s, %llu words changed) compared bit for bit; original %.2f us, "
+                 "best %.2f us (%.2fx)",
                  verdict, tried, differ, failed, orig.n,
-                 stride ? "grid-stride" : "not grid-stride",
-                 clean ? "outputs poisoned" : "in place", base, best, base > 0 ? base / best : 0);
+                 stride ? "grid-stride" : "not grid-stride", (unsigned long long)changed, base,
+                 best, base > 0 ? base / best : 0);
         add_result(k->name, &e, win, why);
     }
     if (!snap_write(t->rt, &orig)) /* 4: the program's memory as it was */
         ga_error("tuner: restoring the program's memory failed; results are not to be trusted");
-    snap_free(&orig), snap_free(&a), snap_free(&tmp), snap_free(&poisoned);
+    snap_free(&orig), snap_free(&a), snap_free(&tmp);
 }
 
 /* ---- the launch hook's part ------------------------------------------------------ */

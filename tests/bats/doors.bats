@@ -174,7 +174,7 @@ TABLE
 @test "after a sticky fault every call returns the driver's error, with every feature on" {
     want=$(native "$PROGS/fault_prog" "$PTX")
     echo "native: $want"
-    [[ "$want" == "fault=0 sync=700 alloc=700 read=700 launch=700,700,700,700,700,700,700,700 free=700 reset=0 after=0 "* ]]
+    [[ "$want" == "fault=0 sync=700 alloc=700 read=700 launch=700,700,700,700,700,700,700,700 free=700 twice=700 reset=0 after=0 "* ]]
     run env GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info \
         LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/fault_prog" "$PTX"
     echo "$output"

@@ -54,12 +54,13 @@ int main(int argc, char **argv)
     for (int k = 0; k < 8; k++) /* the held sequence's first kernels */
         add[k] = launch(add_fn, d, 1);
     CUresult release = cuMemFree(d);
+    CUresult twice = cuMemFree(spare); /* a double free: the driver says 700 now */
     CUresult reset = cuDevicePrimaryCtxReset(dev);
     CK(cuCtxSetCurrent(ctx));
     CUresult after = cuMemAlloc(&e, 4 * N);
     printf("fault=%d sync=%d alloc=%d read=%d launch=", lf, sync, alloc, read);
     for (int k = 0; k < 8; k++)
         printf("%d%s", add[k], k < 7 ? "," : "");
-    printf(" free=%d reset=%d after=%d v=%u\n", release, reset, after, v);
+    printf(" free=%d twice=%d reset=%d after=%d v=%u\n", release, twice, reset, after, v);
     return 0;
 }

@@ -89,6 +89,20 @@ int main(void)
     CHECK(stub_nevents == events_before && f.n == 1);
     ga_fence_release(&rt, &f);
 
+    /* a busy blocking stream destroyed before the free: still covered */
+    ga_stream_t *gone = ga_stream_get(&rt, s_block, false);
+    ga_ctx_mark_t all = ga_ctx_mark(&rt, stub_current);
+    ga_ctx_mark_idle(&all, true);
+    CHECK(ga_ctx_idle(stub_current));
+    ga_stream_note_work(&rt, s_block, false);
+    CHECK(gone && ga_stream_busy(gone));
+    ga_stream_outlive(&rt, s_block);
+    ga_stream_forget(s_block);
+    stub_events_recorded = 0;
+    CHECK(ga_fence_init(&rt, &f));
+    CHECK(stub_events_recorded == 1 && stub_recorded_on[0] == CU_STREAM_LEGACY);
+    ga_fence_release(&rt, &f);
+
     /* an untracked entry point makes every stream presumed busy */
     CHECK(!ga_streams_untracked());
     ga_streams_note_untracked("cuSomethingNew");
