@@ -3,7 +3,8 @@
  * Learning: each thread records the run of launches it makes on one stream
  * between flush points (a segment) as a topology: (function, grid, block,
  * shared memory) per launch. A topology of at least GPUACCEL_GRAPH_MIN launches
- * seen twice becomes a candidate.
+ * seen twice becomes a candidate. A segment that grows long without a flush
+ * point and repeats one unit is cut into pieces of whole units (cut_periodic).
  * Replaying: a launch that matches the first node of a candidate is held (its
  * parameters copied, not launched); so are the next ones while they match.
  * When the whole sequence has arrived, the graph (built from the first held
@@ -51,6 +52,9 @@
 
 enum {
     MAX_SEGMENT = 4096,   /* longer runs are not learned */
+    PERIOD_CHECK = 512,   /* a segment this long (and each multiple) is searched for a period */
+    MAX_PERIOD = 256,     /* longest repeating unit found inside a segment */
+    CHUNK = 256,          /* a periodic segment is learned in pieces of about this many */
     LONG_NODE_NS = 50000, /* a node longer than this: the graph cannot pay back */
     WATCHDOG_NS = 2000000,
 };
@@ -214,20 +218,10 @@ static void kill_locked(const ga_rt_t *rt, topo_t *t)
     index_locked(rt, t);
 }
 
-/* The segment this thread was recording ended: count its topology. */
-static void end_segment(const ga_rt_t *rt)
+/* Count one sighting of the topology nodes[0..n). */
+static void count_topology(const ga_rt_t *rt, const node_key_t *nodes, unsigned n)
 {
-    segment_t *sg = tl_seg;
-    if (!sg)
-        return;
-    unsigned n = sg->n;
-    bool over = sg->overflow;
-    sg->n = 0;
-    sg->overflow = false;
-    sg->stream = NULL;
-    if (over || n == 0)
-        return;
-    uint64_t h = hash_nodes(sg->nodes, n);
+    uint64_t h = hash_nodes(nodes, n);
     pthread_mutex_lock(&lock);
     topo_t *t;
     HASH_FIND(hh, topos, &h, sizeof h, t);
@@ -239,7 +233,7 @@ static void end_segment(const ga_rt_t *rt)
             pthread_mutex_unlock(&lock);
             return;
         }
-        memcpy(copy, sg->nodes, n * sizeof *copy);
+        memcpy(copy, nodes, n * sizeof *copy);
         t->hash = h, t->n = n, t->nodes = copy;
         HASH_ADD(hh, topos, hash, sizeof t->hash, t);
     }
@@ -247,6 +241,51 @@ static void end_segment(const ga_rt_t *rt)
         index_locked(rt, t);
     pthread_mutex_unlock(&lock);
     atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
+}
+
+/* The segment this thread was recording ended: count its topology. */
+static void end_segment(const ga_rt_t *rt)
+{
+    segment_t *sg = tl_seg;
+    if (!sg)
+        return;
+    unsigned n = sg->n;
+    bool over = sg->overflow;
+    sg->n = 0;
+    sg->overflow = false;
+    sg->stream = NULL;
+    if (!over && n > 0)
+        count_topology(rt, sg->nodes, n);
+}
+
+/* The smallest p <= MAX_PERIOD with nodes[i] == nodes[i - p] for every i, or 0. */
+static unsigned period_of(const node_key_t *nodes, unsigned n)
+{
+    for (unsigned p = 1; p <= MAX_PERIOD && 2 * p <= n; p++) {
+        unsigned i = p;
+        while (i < n && !memcmp(&nodes[i], &nodes[i - p], sizeof *nodes))
+            i++;
+        if (i == n)
+            return p;
+    }
+    return 0;
+}
+
+/* A long segment with no flush point that repeats one unit (a loop launching
+ * the same kernels with no sync between iterations) would never end, so never
+ * be learned: cut off two equal pieces of whole units (about CHUNK launches
+ * each) and count them as two sightings of one topology; what follows starts
+ * on a unit boundary, where holding can begin. */
+static void cut_periodic(const ga_rt_t *rt, segment_t *sg)
+{
+    unsigned p = period_of(sg->nodes, sg->n);
+    unsigned c = p ? (CHUNK + p - 1) / p * p : 0;
+    if (!p || 2 * c > sg->n)
+        return;
+    count_topology(rt, sg->nodes, c);
+    count_topology(rt, sg->nodes + c, c);
+    sg->n -= 2 * c;
+    memmove(sg->nodes, sg->nodes + 2 * c, sg->n * sizeof *sg->nodes);
 }
 
 void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
@@ -269,6 +308,8 @@ void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
         sg->nodes[sg->n++] = k;
     else
         sg->overflow = true;
+    if (!sg->overflow && sg->n % PERIOD_CHECK == 0)
+        cut_periodic(rt, sg);
 }
 
 /* ---- issuing held launches (under lock) ----------------------------------------- */

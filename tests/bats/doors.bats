@@ -98,6 +98,17 @@ compare() {
     echo "$output" | grep -q '^gpuaccel: graphs: segments=[0-9]* built=[1-9][0-9]* replays=[1-9]'
 }
 
+@test "graphs: a sequence repeated with no flush point at all is found and replayed" {
+    want=$(native "$PROGS/graphs_prog" "$PTX" unflushed)
+    [ "$want" = "unflushed ok=1" ]
+    run env GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        timeout 120 "$PROGS/graphs_prog" "$PTX" unflushed
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    echo "$output" | grep -q '^gpuaccel: graphs: .* built=[1-9][0-9]* replays=[1-9]'
+}
+
 @test "graphs with the pool and coalescing: results unchanged" {
     want=$(native "$PROGS/graphs_prog" "$PTX")
     run env GPUACCEL_GRAPHS=1 GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 LD_PRELOAD="$GA_LIB" \

@@ -17,6 +17,6 @@ for h in config table tune; do
         -o "$out/fuzz_$h" "$src/tests/fuzz/fuzz_$h.c" $core "$blob"
     echo "fuzz_$h: $secs s on tests/fuzz/corpus/$h"
     "$out/fuzz_$h" -max_total_time="$secs" -print_final_stats=1 "$src/tests/fuzz/corpus/$h" 2>&1 |
-        grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus)|Done|ERROR'
+        grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus)|DONE|Done|ERROR'
 done
 rm -rf "$out"

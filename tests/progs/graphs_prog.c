@@ -8,7 +8,9 @@
  *   threads    two threads, two streams, sequences at once
  *   legacy     the same on the legacy default stream
  *   ptds       the per-thread default stream (cuLaunchKernel_ptsz)
- * usage: graphs_prog KERNELS.PTX  -> one "NAME ok=0|1" line per check */
+ *   unflushed  (only, when named as a second argument) 200 sequences with no
+ *              flush point between them, then one sync
+ * usage: graphs_prog KERNELS.PTX [unflushed]  -> one "NAME ok=0|1" line per check */
 #include "linked.h"
 #include <pthread.h>
 #include <stdint.h>
@@ -150,6 +152,20 @@ static int run_interrupt(CUstream s)
     return ok;
 }
 
+/* 200 sequences with no flush point between them (one long segment), then
+ * one sync: the library must find the repeating unit on its own. */
+static int run_unflushed(CUstream s)
+{
+    CUdeviceptr buf[2];
+    uint32_t model[2];
+    setup(buf, model);
+    for (int it = 0; it < 200; it++)
+        sequence(s, buf, model, it, 0);
+    int ok = check(buf, model, s);
+    teardown(buf);
+    return ok;
+}
+
 static void *thread_main(void *arg)
 {
     CK(cuCtxSetCurrent(ctx));
@@ -169,6 +185,10 @@ int main(int argc, char **argv)
     CK(cuModuleGetFunction(&add_fn, mod, "add"));
     CUstream s;
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (argc > 2 && !strcmp(argv[2], "unflushed")) {
+        printf("unflushed ok=%d\n", run_unflushed(s));
+        return 0;
+    }
 
     printf("sequences ok=%d\n", run_sequences(s, 0));
     printf("events ok=%d\n", run_events(s));
