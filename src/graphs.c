@@ -52,7 +52,8 @@
 
 enum {
     MAX_SEGMENT = 4096,   /* longer runs are not learned */
-    PERIOD_CHECK = 512,   /* a segment this long (and each multiple) is searched for a period */
+    PERIOD_CHECK = 2048,  /* a segment this long (and each multiple) is searched for a period:
+                           * shorter ones end at a flush point and are learned whole */
     MAX_PERIOD = 256,     /* longest repeating unit found inside a segment */
     CHUNK = 256,          /* a periodic segment is learned in pieces of about this many */
     LONG_NODE_NS = 50000, /* a node longer than this: the graph cannot pay back */
@@ -273,9 +274,9 @@ static unsigned period_of(const node_key_t *nodes, unsigned n)
 
 /* A long segment with no flush point that repeats one unit (a loop launching
  * the same kernels with no sync between iterations) would never end, so never
- * be learned: cut off two equal pieces of whole units (about CHUNK launches
- * each) and count them as two sightings of one topology; what follows starts
- * on a unit boundary, where holding can begin. */
+ * be learned: cut it into equal pieces of whole units (about CHUNK launches
+ * each), count two of them as two sightings of one topology, and keep the
+ * rest, which starts on a unit boundary, where holding can begin. */
 static void cut_periodic(const ga_rt_t *rt, segment_t *sg)
 {
     unsigned p = period_of(sg->nodes, sg->n);
@@ -284,8 +285,9 @@ static void cut_periodic(const ga_rt_t *rt, segment_t *sg)
         return;
     count_topology(rt, sg->nodes, c);
     count_topology(rt, sg->nodes + c, c);
-    sg->n -= 2 * c;
-    memmove(sg->nodes, sg->nodes + 2 * c, sg->n * sizeof *sg->nodes);
+    unsigned cut = sg->n / c * c;
+    sg->n -= cut;
+    memmove(sg->nodes, sg->nodes + cut, sg->n * sizeof *sg->nodes);
 }
 
 void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
