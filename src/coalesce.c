@@ -52,8 +52,8 @@ typedef struct slot {
     size_t cap;
     uint64_t epoch, work; /* valid while both are unchanged */
     uint64_t used;        /* LRU clock */
-    CUstream fill_stream; /* S_FILLING: the stream the fill was enqueued on */
-    bool fill_pt;
+    CUstream fill_stream; /* S_FILLING: the stream of an asynchronous fill, as
+                           * stream_id() names it (never NULL); NULL: synchronous */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
 } slot_t;
@@ -266,10 +266,20 @@ typedef struct fill {
     size_t len, grow;
 } fill_t;
 
+/* One name per stream for matching a fill with its sync: the default stream
+ * (NULL) is the legacy or the per-thread one, as the entry point says. NULL
+ * must not stand for it: an asynchronous fill on the default stream (how
+ * PyTorch's .item() and CuPy read a scalar) was taken for a synchronous one and
+ * never installed. */
+static CUstream stream_id(CUstream h, bool pt)
+{
+    return h ? h : pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+}
+
 /* Claim a slot for a window holding [src, src+n), for a fill on `stream`
- * (NULL: a synchronous one). False if the memory may not be cached, no slot is
+ * (as stream_id() names it; NULL: a synchronous one). False if the memory may not be cached, no slot is
  * free, or the read does not fit in a window (past the allocation, or wider). */
-static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream stream, bool pt,
+static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream stream,
                        fill_t *f)
 {
     range_t range;
@@ -283,7 +293,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream st
         if (slots[i].state == S_FILLING && slots[i].fill_stream == stream)
             s = NULL; /* one asynchronous fill per stream at a time */
     if (s)
-        s->state = S_FILLING, s->fill_stream = stream, s->fill_pt = pt;
+        s->state = S_FILLING, s->fill_stream = stream;
     pthread_mutex_unlock(&lock);
     if (!s)
         return false;
@@ -307,7 +317,7 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
                            CUresult *r)
 {
     fill_t f;
-    if (!begin_fill(rt, src, n, NULL, false, &f))
+    if (!begin_fill(rt, src, n, NULL, &f))
         return false;
     slot_t *s = f.slot;
     CUcontext ctx = f.ctx;
@@ -382,7 +392,7 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
                              ga_id_t id)
 {
     fill_t f;
-    if (!begin_fill(rt, src, n, h, pt, &f))
+    if (!begin_fill(rt, src, n, stream_id(h, pt), &f))
         return;
     slot_t *s = f.slot;
     CUcontext ctx = f.ctx;
@@ -427,10 +437,11 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
     return r;
 }
 
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool all)
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
 {
     if (!rt->cfg.coalesce)
         return;
+    h = stream_id(h, pt);
     CUcontext ctx = NULL;
     bool settled = false, any = false;
     pthread_mutex_lock(&lock);

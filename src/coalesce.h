@@ -5,9 +5,10 @@
 
 #include "runtime.h"
 
-/* The program synchronized stream h (or, with all, the whole context):
- * install the window fills enqueued on it if they are still good. */
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool all);
+/* The program synchronized stream h (pt: through a per-thread entry point; or,
+ * with all, the whole context): install the window fills enqueued on it if
+ * they are still good. */
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all);
 
 /* Memory another process may write (IPC exported or imported): never cached. */
 void ga_coalesce_note_shared(CUdeviceptr base);

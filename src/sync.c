@@ -18,7 +18,7 @@ CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
     ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
     CUresult r = waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
     if (r == CUDA_SUCCESS)
-        ga_coalesce_stream_synced(rt, hStream, false);
+        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, false);
     return r;
 }
 
@@ -26,7 +26,10 @@ CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
     ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
-    return waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
+    CUresult r = waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
+    if (r == CUDA_SUCCESS) /* everything on it finished, window fills too */
+        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, false);
+    return r;
 }
 
 static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
@@ -41,7 +44,7 @@ CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize)();
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
     if (r == CUDA_SUCCESS)
-        ga_coalesce_stream_synced(rt, NULL, true);
+        ga_coalesce_stream_synced(rt, NULL, false, true);
     return r;
 }
 
@@ -50,6 +53,8 @@ CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
     ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : ga_current_ctx(rt));
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize_v2)(ctx);
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
+    if (r == CUDA_SUCCESS && (!ctx || ctx == ga_current_ctx(rt)))
+        ga_coalesce_stream_synced(rt, NULL, false, true);
     return r;
 }
 

@@ -81,6 +81,17 @@ compare() {
     echo "$shim_err" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
 }
 
+@test "coalesce: async reads on the default stream, each followed by its sync, are served (the .item() pattern)" {
+    want=$(native "$PROGS/item_prog" "$PTX")
+    run env GPUACCEL_COALESCE=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/item_prog" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    hits=$(echo "$output" | sed -n 's/^gpuaccel: coalesce: hits=\([0-9]*\).*/\1/p')
+    [ "$hits" -ge 1000 ] # of 2048 reads
+}
+
 @test "every feature on at once: same results" {
     export GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1
     compare "$PROGS/door_linked" "$PTX"
