@@ -3,8 +3,9 @@
  * Learning: each thread records the run of launches it makes on one stream
  * between flush points (a segment) as a topology: (function, grid, block,
  * shared memory) per launch. A topology of at least GPUACCEL_GRAPH_MIN launches
- * seen twice becomes a candidate. A segment that grows long without a flush
- * point and repeats one unit is cut into pieces of whole units (cut_periodic).
+ * seen twice becomes a candidate. A segment that reaches MAX_SEGMENT launches
+ * without a flush point and repeats one unit is cut into pieces of whole units
+ * (cut_periodic).
  * Replaying: a launch that matches the first node of a candidate is held (its
  * parameters copied, not launched); so are the next ones while they match.
  * When the whole sequence has arrived, the graph (built from the first held
@@ -52,8 +53,6 @@
 
 enum {
     MAX_SEGMENT = 4096,   /* longer runs are not learned */
-    PERIOD_CHECK = 2048,  /* a segment this long (and each multiple) is searched for a period:
-                           * shorter ones end at a flush point and are learned whole */
     MAX_PERIOD = 256,     /* longest repeating unit found inside a segment */
     CHUNK = 256,          /* a periodic segment is learned in pieces of about this many */
     LONG_NODE_NS = 50000, /* a node longer than this: the graph cannot pay back */
@@ -259,29 +258,36 @@ static void end_segment(const ga_rt_t *rt)
         count_topology(rt, sg->nodes, n);
 }
 
-/* The smallest p <= MAX_PERIOD with nodes[i] == nodes[i - p] for every i, or 0. */
+/* The smallest p <= MAX_PERIOD with nodes[i] == nodes[i - p] for every i, or
+ * 0: n minus the longest proper border, from the KMP prefix function (O(n)). */
 static unsigned period_of(const node_key_t *nodes, unsigned n)
 {
-    for (unsigned p = 1; p <= MAX_PERIOD && 2 * p <= n; p++) {
-        unsigned i = p;
-        while (i < n && !memcmp(&nodes[i], &nodes[i - p], sizeof *nodes))
-            i++;
-        if (i == n)
-            return p;
+    unsigned *pi = n ? malloc(n * sizeof *pi) : NULL;
+    if (!pi)
+        return 0;
+    pi[0] = 0;
+    for (unsigned i = 1; i < n; i++) {
+        unsigned k = pi[i - 1];
+        while (k && memcmp(&nodes[i], &nodes[k], sizeof *nodes))
+            k = pi[k - 1];
+        pi[i] = k + !memcmp(&nodes[i], &nodes[k], sizeof *nodes);
     }
-    return 0;
+    unsigned p = n - pi[n - 1];
+    free(pi);
+    return p <= MAX_PERIOD && 2 * p <= n ? p : 0;
 }
 
-/* A long segment with no flush point that repeats one unit (a loop launching
- * the same kernels with no sync between iterations) would never end, so never
- * be learned: cut it into equal pieces of whole units (about CHUNK launches
- * each), count two of them as two sightings of one topology, and keep the
- * rest, which starts on a unit boundary, where holding can begin. */
+/* A segment that reached MAX_SEGMENT launches without a flush point would be
+ * lost (a shorter one is learned whole at its flush point). If it repeats one
+ * unit (a loop launching the same kernels with no sync between iterations),
+ * cut it into equal pieces of whole units (about CHUNK launches each), count
+ * two of them as two sightings of one topology, and keep the rest, which
+ * starts on a unit boundary, where holding can begin. */
 static void cut_periodic(const ga_rt_t *rt, segment_t *sg)
 {
     unsigned p = period_of(sg->nodes, sg->n);
     unsigned c = p ? (CHUNK + p - 1) / p * p : 0;
-    if (!p || 2 * c > sg->n)
+    if (!p || 2 * c > sg->n || c < rt->cfg.graph_min)
         return;
     count_topology(rt, sg->nodes, c);
     count_topology(rt, sg->nodes + c, c);
@@ -310,7 +316,7 @@ void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
         sg->nodes[sg->n++] = k;
     else
         sg->overflow = true;
-    if (!sg->overflow && sg->n % PERIOD_CHECK == 0)
+    if (!sg->overflow && sg->n == MAX_SEGMENT)
         cut_periodic(rt, sg);
 }
 

@@ -387,6 +387,15 @@ static bool pooling(const ga_rt_t *rt)
     return rt->cfg.pool && !ga_serving_off();
 }
 
+static size_t cached_in(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    pool_t *p = pool_of(ctx, false);
+    size_t n = p ? p->cached_bytes : 0;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 /* ---- hooks --------------------------------------------------------------------- */
 
 static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
@@ -396,7 +405,13 @@ static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, si
     CUcontext ctx = NULL;
     if (!pooling(rt) || !dptr || bytesize == 0 || c < 0 || !(ctx = ga_current_ctx(rt))) {
         ga_work_begin(rt, true);
-        return real(dptr, bytesize); /* the driver's own answer, errors included */
+        CUresult r = real(dptr, bytesize); /* the driver's own answer, errors included */
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && rt->cfg.pool && (ctx || (ctx = ga_current_ctx(rt))) &&
+            cached_in(ctx)) { /* not serving (capture, a fault): the cache still gives way */
+            release_cache(rt, ctx);
+            r = real(dptr, bytesize);
+        }
+        return r;
     }
     ga_work_begin(rt, true);
     block_t *b = take_cached(rt, ctx, c);
@@ -540,15 +555,6 @@ CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUs
     if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
         ga_tuner_free(dptr);
     return r;
-}
-
-static size_t cached_in(CUcontext ctx)
-{
-    pthread_mutex_lock(&lock);
-    pool_t *p = pool_of(ctx, false);
-    size_t n = p ? p->cached_bytes : 0;
-    pthread_mutex_unlock(&lock);
-    return n;
 }
 
 CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free_bytes, size_t *total)

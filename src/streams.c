@@ -341,22 +341,29 @@ void ga_stream_outlive(const ga_rt_t *rt, CUstream h)
     ga_stream_t *st = find(&k);
     if (!st || !ga_stream_busy(st))
         return;
-    if (!st->nonblocking) {
-        /* Its work is ordered before later legacy-stream work, but once its
-         * record is forgotten only a busy legacy stream keeps it covered:
-         * the next fence then records the legacy event instead of being empty. */
-        ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
-        return;
-    }
+    /* The legacy stream of the stream's own context waits for its last work
+     * (an enqueued wait, whatever the stream's flags), and counts as busy, so
+     * the next fence covers that work instead of being empty. */
     __typeof__(&cuEventRecord) rec = GA_REAL(rt, GA_ID_cuEventRecord, cuEventRecord);
     __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
-    CUcontext ctx = st->ctx;
-    CUevent ev = event_get(rt, ctx);
-    if (ev && rec && wait && rec(ev, h) == CUDA_SUCCESS &&
-        wait(CU_STREAM_LEGACY, ev, 0) == CUDA_SUCCESS)
-        ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
-    if (ev)
-        event_put(ctx, ev); /* the wait is bound when enqueued: the event may be reused */
+    __typeof__(&cuCtxPushCurrent_v2) push =
+        GA_REAL(rt, GA_ID_cuCtxPushCurrent_v2, cuCtxPushCurrent_v2);
+    __typeof__(&cuCtxPopCurrent_v2) pop = GA_REAL(rt, GA_ID_cuCtxPopCurrent_v2, cuCtxPopCurrent_v2);
+    CUcontext ctx = st->ctx, cur = ga_current_ctx(rt);
+    bool pushed = ctx && cur != ctx && push && pop && push(ctx) == CUDA_SUCCESS;
+    if (ctx && (cur == ctx || pushed)) {
+        CUevent ev = event_get(rt, ctx);
+        bool waits = ev && rec && wait && rec(ev, h) == CUDA_SUCCESS &&
+                     wait(CU_STREAM_LEGACY, ev, 0) == CUDA_SUCCESS;
+        if (waits || !st->nonblocking) /* a blocking stream's work precedes legacy work anyway */
+            ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
+        if (ev)
+            event_put(ctx, ev); /* the wait is bound when enqueued: the event may be reused */
+    }
+    if (pushed) {
+        CUcontext dummy;
+        pop(&dummy);
+    }
 }
 
 void ga_stream_forget(CUstream h)

@@ -8,7 +8,7 @@
  *   threads    two threads, two streams, sequences at once
  *   legacy     the same on the legacy default stream
  *   ptds       the per-thread default stream (cuLaunchKernel_ptsz)
- *   unflushed  (only, when named as a second argument) 400 sequences with no
+ *   unflushed  (only, when named as a second argument) 600 sequences with no
  *              flush point between them, then one sync
  * usage: graphs_prog KERNELS.PTX [unflushed]  -> one "NAME ok=0|1" line per check */
 #include "linked.h"
@@ -152,14 +152,14 @@ static int run_interrupt(CUstream s)
     return ok;
 }
 
-/* 400 sequences with no flush point between them (one long segment), then
+/* 600 sequences (4800 launches) with no flush point between them (one long segment), then
  * one sync: the library must find the repeating unit on its own. */
 static int run_unflushed(CUstream s)
 {
     CUdeviceptr buf[2];
     uint32_t model[2];
     setup(buf, model);
-    for (int it = 0; it < 400; it++)
+    for (int it = 0; it < 600; it++)
         sequence(s, buf, model, it, 0);
     int ok = check(buf, model, s);
     teardown(buf);
