@@ -29,10 +29,11 @@ void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx);
 void ga_modules_exit(void);
 
 /* Fork handlers of every stateful module, in lock order: a module that calls
- * into another while holding its own lock comes first (profile -> stats;
- * graphs, swap, tune, tuner -> registry; pool -> streams). */
+ * into another while holding its own lock comes first (the tuner's gate, which
+ * every wrapper takes before anything else while tuning; profile -> stats;
+ * graphs, swap, tune, tuner -> registry; graphs, pool -> streams). */
 #define GA_FORK_MODULES                                                                    \
-    {&ga_profile_fork, &ga_graphs_fork, &ga_swap_fork, &ga_tune_fork, &ga_tuner_fork,      \
+    {&ga_tuner_fork, &ga_profile_fork, &ga_graphs_fork, &ga_swap_fork, &ga_tune_fork,      \
      &ga_stats_fork, &ga_pool_fork, &ga_coalesce_fork, &ga_streams_fork, &ga_registry_fork}
 
 #include "graphs.h"
