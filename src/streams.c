@@ -519,6 +519,8 @@ bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
     f->ctx = ga_current_ctx(rt);
     if (!f->ctx)
         return false;
+    if (ga_ctx_idle(f->ctx)) /* the common case after a sync: no allocation either */
+        return true;
     bool blind = atomic_load_explicit(&untracked, memory_order_relaxed);
     pthread_rwlock_rdlock(&use_lock);
     pthread_mutex_lock(&lock);
