@@ -406,8 +406,10 @@ static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, si
     if (!pooling(rt) || !dptr || bytesize == 0 || c < 0 || !(ctx = ga_current_ctx(rt))) {
         ga_work_begin(rt, true);
         CUresult r = real(dptr, bytesize); /* the driver's own answer, errors included */
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && rt->cfg.pool && (ctx || (ctx = ga_current_ctx(rt))) &&
-            cached_in(ctx)) { /* not serving (capture, a fault): the cache still gives way */
+        /* Not serving after a fault: the cache still gives way (never during a
+         * capture, where a free would invalidate the program's capture). */
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && rt->cfg.pool && !ga_capture_active() &&
+            (ctx || (ctx = ga_current_ctx(rt))) && cached_in(ctx)) {
             release_cache(rt, ctx);
             r = real(dptr, bytesize);
         }
