@@ -7,11 +7,14 @@
  *   --pattern random  cudaMemcpy of elements at seeded random indices in the first 1 MiB
  *   --pattern item    the PyTorch .item() pattern: cudaMemcpyAsync of element k into a
  *                     pageable host scalar on a stream, then cudaStreamSynchronize
+ *   --stream default  for item: the default (NULL) stream, as PyTorch and CuPy use,
+ *                     instead of a created one (--stream created)
  *   --mode reference  the same elements via ONE bulk cudaMemcpy of the index range,
  *                     picked on the host
  * Prints "result reads <us per element> ..." and a digest over the values read.
  *
- * usage: bench_reads [--pattern seq|random|item] [--count N] [--mode native|reference] [--seed S]
+ * usage: bench_reads [--pattern seq|random|item] [--stream created|default] [--count N]
+ *                    [--mode native|reference] [--seed S]
  */
 #include "common.h"
 
@@ -53,8 +56,9 @@ static void read_reference(const uint32_t *d, const uint32_t *idx, uint32_t *val
 int main(int argc, char **argv)
 {
     long long count = 10000, seed = 1;
-    int pattern = SEQ, reference = 0;
-    g_usage = "[--pattern seq|random|item] [--count N] [--mode native|reference] [--seed S]";
+    int pattern = SEQ, reference = 0, default_stream = 0;
+    g_usage = "[--pattern seq|random|item] [--stream created|default] [--count N] "
+              "[--mode native|reference] [--seed S]";
     for (int i = 1; i < argc; i++) {
         if (ARG_IS("--count"))
             count = arg_ll(argc, argv, &i, 1);
@@ -69,6 +73,12 @@ int main(int argc, char **argv)
             else if (strcmp(p, "item") == 0)
                 pattern = ITEM;
             else
+                usage_exit(argv[0]);
+        } else if (ARG_IS("--stream")) {
+            const char *v = arg_value(argc, argv, &i);
+            if (strcmp(v, "default") == 0)
+                default_stream = 1;
+            else if (strcmp(v, "created") != 0)
                 usage_exit(argv[0]);
         } else if (ARG_IS("--mode")) {
             const char *m = arg_value(argc, argv, &i);
@@ -103,9 +113,10 @@ int main(int argc, char **argv)
         hi = idx[k] > hi ? idx[k] : hi;
     }
 
-    cudaStream_t st;
+    cudaStream_t st = 0;
     uint32_t *d;
-    CK(cudaStreamCreate(&st));
+    if (!default_stream)
+        CK(cudaStreamCreate(&st));
     CK(cudaMalloc((void **)&d, (size_t)BUF_WORDS * sizeof(uint32_t)));
     fill<<<1024, 256>>>(d, BUF_WORDS, (uint32_t)seed);
     CK(cudaGetLastError());
@@ -127,12 +138,14 @@ int main(int argc, char **argv)
     double t1 = now_us();
 
     static const char *names[] = {"seq", "random", "item"};
-    printf("result reads %.4f pattern=%s count=%lld mode=%s\n", (t1 - t0) / (double)count,
-           names[pattern], count, reference ? "reference" : "native");
+    printf("result reads %.4f pattern=%s stream=%s count=%lld mode=%s\n",
+           (t1 - t0) / (double)count, names[pattern], default_stream ? "default" : "created",
+           count, reference ? "reference" : "native");
     print_digest(vals, (size_t)count * sizeof(uint32_t));
 
     CK(cudaFree(d));
-    CK(cudaStreamDestroy(st));
+    if (st)
+        CK(cudaStreamDestroy(st));
     free(idx);
     free(vals);
     free(stage);
