@@ -54,6 +54,7 @@ typedef struct slot {
     uint64_t used;        /* LRU clock */
     CUstream fill_stream; /* S_FILLING: the stream of an asynchronous fill, as
                            * stream_id() names it (never NULL); NULL: synchronous */
+    pthread_t fill_thread; /* who filled: a per-thread default stream is its own */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
 } slot_t;
@@ -276,6 +277,14 @@ static CUstream stream_id(CUstream h, bool pt)
     return h ? h : pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
 }
 
+/* Is slot s's asynchronous fill on `h` (as stream_id() names it), seen from
+ * this thread? CU_STREAM_PER_THREAD means the calling thread's own stream. */
+static bool same_stream(const slot_t *s, CUstream h)
+{
+    return s->fill_stream == h &&
+           (h != CU_STREAM_PER_THREAD || pthread_equal(s->fill_thread, pthread_self()));
+}
+
 /* Claim a slot for a window holding [src, src+n), for a fill on `stream`
  * (as stream_id() names it; NULL: a synchronous one). False if the memory may not be cached, no slot is
  * free, or the read does not fit in a window (past the allocation, or wider). */
@@ -290,10 +299,10 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream st
     slot_t *prev = predecessor_locked(src);
     slot_t *s = claim_locked();
     for (int i = 0; s && stream && i < N_SLOTS; i++)
-        if (slots[i].state == S_FILLING && slots[i].fill_stream == stream)
+        if (slots[i].state == S_FILLING && same_stream(&slots[i], stream))
             s = NULL; /* one asynchronous fill per stream at a time */
     if (s)
-        s->state = S_FILLING, s->fill_stream = stream;
+        s->state = S_FILLING, s->fill_stream = stream, s->fill_thread = pthread_self();
     pthread_mutex_unlock(&lock);
     if (!s)
         return false;
@@ -447,7 +456,7 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++)
         any |= slots[i].state == S_FILLING && slots[i].fill_stream &&
-               (all || slots[i].fill_stream == h);
+               (all || same_stream(&slots[i], h));
     pthread_mutex_unlock(&lock);
     if (!any)
         return;
@@ -456,7 +465,7 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (s->state != S_FILLING || !s->fill_stream || (!all && s->fill_stream != h))
+        if (s->state != S_FILLING || !s->fill_stream || (!all && !same_stream(s, h)))
             continue;
         /* The fill has completed (the stream was synchronized); keep it only
          * if nothing was issued since and everything is idle. */
