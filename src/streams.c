@@ -380,9 +380,8 @@ void ga_stream_forget(CUstream h)
 typedef struct event_slot event_slot_t;
 static void drop_events_locked(CUcontext ctx);
 
-void ga_fault_note(const ga_rt_t *rt, CUresult r)
+void ga_fault_note(CUresult r)
 {
-    (void)rt;
     int none = 0;
     if (ga_sticky_error(r) && atomic_compare_exchange_strong(&fault_code, &none, (int)r))
         ga_info("the driver returned sticky error %d: the library answers nothing itself from "

@@ -141,11 +141,11 @@ static inline bool ga_sticky_error(CUresult r)
     }
 }
 
-/* Every wrapper hands its result here when it is not CUDA_SUCCESS. After a
- * sticky error the driver answers every call with it, so the library stops
- * answering for the driver (pool hits, coalesced reads, held launches) for the
- * rest of the process. ga_fault_code: that error, 0 before. */
-void ga_fault_note(const ga_rt_t *rt, CUresult r);
+/* Every wrapper hands a sticky error here. The driver then answers every call
+ * with it, so the library stops answering for the driver (pool hits, coalesced
+ * reads, held launches) for the rest of the process. ga_fault_code: that
+ * error, 0 before. */
+void ga_fault_note(CUresult r);
 bool ga_faulted(void);
 CUresult ga_fault_code(void);
 

@@ -92,6 +92,16 @@ static const char *out_path;
 
 /* ---- what the program allocates ------------------------------------------------ */
 
+static void forget_live_locked(CUdeviceptr p)
+{
+    live_t *l;
+    HASH_FIND(hh, lives, &p, sizeof p, l);
+    if (l) {
+        HASH_DEL(lives, l);
+        free(l);
+    }
+}
+
 void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size)
 {
     live_t *l = calloc(1, sizeof *l);
@@ -99,12 +109,7 @@ void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size)
         return;
     l->ptr = p, l->size = size, l->ctx = ga_current_ctx(rt);
     pthread_mutex_lock(&lock);
-    live_t *old;
-    HASH_FIND(hh, lives, &p, sizeof p, old);
-    if (old) {
-        HASH_DEL(lives, old);
-        free(old);
-    }
+    forget_live_locked(p); /* an address the driver handed out again */
     HASH_ADD(hh, lives, ptr, sizeof l->ptr, l);
     pthread_mutex_unlock(&lock);
 }
@@ -112,12 +117,7 @@ void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size)
 void ga_tuner_free(CUdeviceptr p)
 {
     pthread_mutex_lock(&lock);
-    live_t *l;
-    HASH_FIND(hh, lives, &p, sizeof p, l);
-    if (l) {
-        HASH_DEL(lives, l);
-        free(l);
-    }
+    forget_live_locked(p);
     pthread_mutex_unlock(&lock);
 }
 

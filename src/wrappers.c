@@ -20,8 +20,8 @@
 
 /* A sticky error turns off serving from the library (streams.h). */
 #define GA_NOTE_FAULT(r)                                                                \
-    if (GA_UNLIKELY((r) != CUDA_SUCCESS))                                               \
-        ga_fault_note(rt_, (r))
+    if (GA_UNLIKELY((r) != CUDA_SUCCESS) && ga_sticky_error(r))                         \
+        ga_fault_note(r)
 
 #define GA_PASS_THROUGH(name, args)                                                     \
     __typeof__(&name) real_ = (__typeof__(&name))ga_real_fn(rt_, GA_ID_##name);         \

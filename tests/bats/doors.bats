@@ -19,6 +19,20 @@ compare() {
     echo "$native_out" | grep -q 'result ok=1'
 }
 
+# like_native ENV... -- CMD ARGS: CMD's stdout natively goes in $want; then CMD
+# runs with the library, ENV and GPUACCEL_LOG=info, and must succeed with the
+# same stdout. $output keeps the library's lines for the test's own checks.
+like_native() {
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    want=$(native "$@")
+    run env "${envs[@]}" GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$@"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+}
+
 @test "dlsym door: exact ELF names through dlopen/dlsym (cudarc, ctypes)" {
     compare "$PROGS/door_dlsym" "$PTX"
     [ "$(echo "$shim_err" | calls_of cuLaunchKernel)" -eq 22 ]
@@ -82,12 +96,7 @@ compare() {
 }
 
 @test "coalesce: async reads on the default stream, each followed by its sync, are served (the .item() pattern)" {
-    want=$(native "$PROGS/item_prog" "$PTX")
-    run env GPUACCEL_COALESCE=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
-        "$PROGS/item_prog" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    like_native GPUACCEL_COALESCE=1 -- "$PROGS/item_prog" "$PTX"
     hits=$(echo "$output" | sed -n 's/^gpuaccel: coalesce: hits=\([0-9]*\).*/\1/p')
     [ "$hits" -ge 1000 ] # of 2048 reads
 }
@@ -99,24 +108,14 @@ compare() {
 }
 
 @test "graphs on: repeated sequences replayed as graphs, every result unchanged" {
-    want=$(native "$PROGS/graphs_prog" "$PTX")
+    like_native GPUACCEL_GRAPHS=1 -- timeout 120 "$PROGS/graphs_prog" "$PTX"
     [ "$(echo "$want" | grep -c 'ok=1')" -eq 6 ]
-    run env GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
-        timeout 120 "$PROGS/graphs_prog" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
     echo "$output" | grep -q '^gpuaccel: graphs: segments=[0-9]* built=[1-9][0-9]* replays=[1-9]'
 }
 
 @test "graphs: a sequence repeated with no flush point at all is found and replayed" {
-    want=$(native "$PROGS/graphs_prog" "$PTX" unflushed)
+    like_native GPUACCEL_GRAPHS=1 -- timeout 120 "$PROGS/graphs_prog" "$PTX" unflushed
     [ "$want" = "unflushed ok=1" ]
-    run env GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
-        timeout 120 "$PROGS/graphs_prog" "$PTX" unflushed
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
     echo "$output" | grep -q '^gpuaccel: graphs: .* built=[1-9][0-9]* replays=[1-9]'
 }
 
@@ -136,13 +135,9 @@ add   ga_add        grid=any
 fill  ga_wrong_abi  grid=program
 this line is wrong
 TABLE
-    want=$(native "$PROGS/door_getproc" "$PTX")
-    run env GPUACCEL_KERNELS=1 GPUACCEL_LOG=info \
+    like_native GPUACCEL_KERNELS=1 \
         GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
-        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+        -- "$PROGS/door_getproc" "$PTX"
     echo "$output" | grep -q "user.table:4: expected '<original> <replacement> grid=program|grid=any'"
     echo "$output" | grep -q '^gpuaccel: kernels: fill not swapped: ga_wrong_abi takes other parameters'
     echo "$output" | grep -q '^gpuaccel: kernels: swapped=19 abi_mismatch=1'
@@ -176,12 +171,8 @@ fill *      16 256 0 -> 8 512 threads
 add  sm_80  32 128 0 -> 8 512 threads
 add  sm_90  oops
 TABLE
-    want=$(native "$PROGS/door_getproc" "$PTX")
-    run env GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/tune.table" GPUACCEL_LOG=info \
-        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    like_native GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/tune.table" \
+        -- "$PROGS/door_getproc" "$PTX"
     echo "$output" | grep -q 'tune.table:7: expected'
     echo "$output" | grep -q '^gpuaccel: tune: rewritten=19 '
 }
@@ -194,14 +185,9 @@ TABLE
 }
 
 @test "after a sticky fault every call returns the driver's error, with every feature on" {
-    want=$(native "$PROGS/fault_prog" "$PTX")
+    like_native GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 -- "$PROGS/fault_prog" "$PTX"
     echo "native: $want"
     [[ "$want" == "fault=0 sync=700 alloc=700 read=700 launch=700,700,700,700,700,700,700,700 free=700 twice=700 reset=0 after=0 "* ]]
-    run env GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info \
-        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/fault_prog" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
     echo "$output" | grep -q '^gpuaccel: the driver returned sticky error 700'
     echo "$output" | grep -q '^gpuaccel: pool: hits=[1-9]' # each feature served before the fault
     echo "$output" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
