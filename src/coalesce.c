@@ -52,9 +52,8 @@ typedef struct slot {
     size_t cap;
     uint64_t epoch, work; /* valid while both are unchanged */
     uint64_t used;        /* LRU clock */
-    CUstream fill_stream; /* S_FILLING: the stream of an asynchronous fill, as
-                           * stream_id() names it (never NULL); NULL: synchronous */
-    pthread_t fill_thread; /* who filled: a per-thread default stream is its own */
+    const ga_stream_t *fill_st; /* S_FILLING: the tracker's record of the stream of an
+                                 * asynchronous fill; NULL: a synchronous fill */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
 } slot_t;
@@ -267,28 +266,15 @@ typedef struct fill {
     size_t len, grow;
 } fill_t;
 
-/* One name per stream for matching a fill with its sync: the default stream
- * (NULL) is the legacy or the per-thread one, as the entry point says. NULL
- * must not stand for it: an asynchronous fill on the default stream (how
- * PyTorch's .item() and CuPy read a scalar) was taken for a synchronous one and
- * never installed. */
-static CUstream stream_id(CUstream h, bool pt)
-{
-    return h ? h : pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
-}
-
-/* Is slot s's asynchronous fill on `h` (as stream_id() names it), seen from
- * this thread? CU_STREAM_PER_THREAD means the calling thread's own stream. */
-static bool same_stream(const slot_t *s, CUstream h)
-{
-    return s->fill_stream == h &&
-           (h != CU_STREAM_PER_THREAD || pthread_equal(s->fill_thread, pthread_self()));
-}
-
-/* Claim a slot for a window holding [src, src+n), for a fill on `stream`
- * (as stream_id() names it; NULL: a synchronous one). False if the memory may not be cached, no slot is
- * free, or the read does not fit in a window (past the allocation, or wider). */
-static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream stream,
+/* Claim a slot for a window holding [src, src+n), for a fill on the stream
+ * whose tracker record is `st` (NULL: a synchronous fill). A fill is matched
+ * with its sync by that record, which names the default stream (NULL) as the
+ * legacy or the calling thread's per-thread stream; the raw handle cannot: an
+ * asynchronous fill on the default stream, how PyTorch's .item() and CuPy read
+ * a scalar, was once taken for a synchronous one and never installed. False
+ * if the memory may not be cached, no slot is free, or the read does not fit in
+ * a window (past the allocation, or wider). */
+static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_stream_t *st,
                        fill_t *f)
 {
     range_t range;
@@ -298,11 +284,11 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream st
     pthread_mutex_lock(&lock);
     slot_t *prev = predecessor_locked(src);
     slot_t *s = claim_locked();
-    for (int i = 0; s && stream && i < N_SLOTS; i++)
-        if (slots[i].state == S_FILLING && same_stream(&slots[i], stream))
+    for (int i = 0; s && st && i < N_SLOTS; i++)
+        if (slots[i].state == S_FILLING && slots[i].fill_st == st)
             s = NULL; /* one asynchronous fill per stream at a time */
     if (s)
-        s->state = S_FILLING, s->fill_stream = stream, s->fill_thread = pthread_self();
+        s->state = S_FILLING, s->fill_st = st;
     pthread_mutex_unlock(&lock);
     if (!s)
         return false;
@@ -401,7 +387,8 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
                              ga_id_t id)
 {
     fill_t f;
-    if (!begin_fill(rt, src, n, stream_id(h, pt), &f))
+    const ga_stream_t *st = ga_stream_get(rt, h, pt);
+    if (!st || !begin_fill(rt, src, n, st, &f))
         return;
     slot_t *s = f.slot;
     CUcontext ctx = f.ctx;
@@ -450,13 +437,15 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
 {
     if (!rt->cfg.coalesce)
         return;
-    h = stream_id(h, pt);
+    const ga_stream_t *st = all ? NULL : ga_stream_get(rt, h, pt);
+    if (!all && !st)
+        return;
     CUcontext ctx = NULL;
     bool settled = false, any = false;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++)
-        any |= slots[i].state == S_FILLING && slots[i].fill_stream &&
-               (all || same_stream(&slots[i], h));
+        any |= slots[i].state == S_FILLING && slots[i].fill_st &&
+               (all || slots[i].fill_st == st);
     pthread_mutex_unlock(&lock);
     if (!any)
         return;
@@ -465,14 +454,14 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (s->state != S_FILLING || !s->fill_stream || (!all && !same_stream(s, h)))
+        if (s->state != S_FILLING || !s->fill_st || (!all && s->fill_st != st))
             continue;
         /* The fill has completed (the stream was synchronized); keep it only
          * if nothing was issued since and everything is idle. */
         bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
                     !ga_serving_off();
         s->state = keep ? S_VALID : S_EMPTY;
-        s->fill_stream = NULL;
+        s->fill_st = NULL;
     }
     pthread_mutex_unlock(&lock);
 }
