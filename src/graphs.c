@@ -361,11 +361,7 @@ static void pop_ctx(const ga_rt_t *rt, bool pushed)
  * filled meanwhile are dropped. Called in the held launches' context. */
 static void note_issued_locked(const ga_rt_t *rt)
 {
-    if (!rt->track)
-        return;
-    ga_epoch_bump();
-    ga_stream_note_work(rt, held.stream, held.per_thread_entry);
-    ga_epoch_bump();
+    ga_work_end(rt, CUDA_SUCCESS, held.stream, held.per_thread_entry, true);
 }
 
 /* Issue every held launch one by one, as the program made them. */
