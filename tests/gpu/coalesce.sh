@@ -5,7 +5,7 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu coalesce
 T="$GA_BUILD/tests/gpu/coalesce_test"
-[ -x "$T" ] || { echo "SKIP: built without nvcc"; exit 77; }
+require_built "$T"
 SHIM_ENV="GPUACCEL_COALESCE=1"
 compare_runs "$T"
 echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"

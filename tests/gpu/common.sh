@@ -9,6 +9,14 @@ require_gpu() {
     fi
 }
 
+# require_built PROG: skip visibly when the CUDA programs were not built.
+require_built() {
+    if [ ! -x "$1" ]; then
+        echo "SKIP: built without nvcc"
+        exit 77
+    fi
+}
+
 fail() {
     echo "FAIL: $*"
     exit 1

@@ -6,7 +6,7 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu cudart
 B="$GA_BUILD/tests/gpu"
-[ -x "$B/cudart_static" ] || { echo "SKIP: built without nvcc"; exit 77; }
+require_built "$B/cudart_static"
 
 SHIM_ENV="GPUACCEL_LOG=debug"
 compare_runs "$B/cudart_static"

@@ -4,7 +4,7 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu prover
 P="$GA_BUILD/tests/apps/prover/prover"
-[ -x "$P" ] || { echo "SKIP: built without nvcc"; exit 77; }
+require_built "$P"
 sh "$GA_SRC/tests/apps/prover/gpu_check.sh" "$P" || fail "gpu_check.sh"
 compare_runs "$P" --log-n 12 --proofs 2
 expect_calls cuLaunchKernel 100

@@ -8,7 +8,7 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu reliability
 S="$GA_BUILD/tests/gpu/stress"
-[ -x "$S" ] || { echo "SKIP: built without nvcc"; exit 77; }
+require_built "$S"
 ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1"
 SHIM_ENV="$ALL"
 compare_runs "$S" --seconds "${GA_STRESS_SECONDS:-20}"

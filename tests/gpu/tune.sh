@@ -6,7 +6,7 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu tune
 T="$GA_BUILD/tests/gpu/tune_prog"
-[ -x "$T" ] || { echo "SKIP: built without nvcc"; exit 77; }
+require_built "$T"
 table="$tmp/tune.table"
 want=$("$T") || fail "native run failed"
 got=$("$GA_BUILD/tools/gpuaccel" tune --lib "$GA_LIB" -o "$table" -- "$T" 2>"$tmp/tune.err") ||
