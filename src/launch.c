@@ -1,8 +1,8 @@
 /* launch.c - the kernel launch hooks: where the launch features decide what
  * is launched. Swap may replace the function (and, for grid-stride
- * replacements, the configuration); graphs may then hold the launch as part
- * of a known sequence; otherwise the driver gets the launch. (Tune will choose
- * the configuration here.) The epoch and the stream
+ * replacements, the configuration); a launch not swapped may get another
+ * configuration from the tune table; graphs may then hold the launch as part
+ * of a known sequence; otherwise the driver gets the launch. The epoch and the stream
  * tracker see a held launch as work at once: what it writes is not readable
  * until the next flush point issues it. */
 #include "graphs.h"

@@ -307,6 +307,27 @@ EOF
     grep -q '^add sm_90 32,1,1 128,1,1 0 -> 4,1,1 1024,1,1 threads$' "$table"
 }
 
+@test "tune-retime: both tables timed side by side, per kernel, outputs checked" {
+    d="$BATS_TEST_TMPDIR/d.table" e="$BATS_TEST_TMPDIR/e.table"
+    prog=("$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx")
+    export LD_LIBRARY_PATH="$GA_BUILD/tests/fake"
+    "$GA_TOOL" tune -o "$d" -- "${prog[@]}" >/dev/null 2>&1
+    "$GA_TOOL" tune --exhaustive -o "$e" -- "${prog[@]}" >/dev/null 2>&1
+    run python3 "$GA_SRC/bench/tune-retime.py" --runs 2 --gpuaccel "$GA_TOOL" "$d" "$e" -- "${prog[@]}"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # Both tables rewrite 'add' to 4 blocks of 1024, faster than 32 of 128 on the
+    # fake driver's clock (each block costs 0.2 us, each thread 1 ns).
+    [[ "$output" == *"2 runs of each, alternating; outputs identical"* ]]
+    echo "$output" | grep -Eq '^add +[0-9.]+us +[0-9.]+us +[0-9.]+us +1\.000x$'
+    native=$(echo "$output" | awk '$1 == "add" {print $2 + 0}')
+    tuned=$(echo "$output" | awk '$1 == "add" {print $3 + 0}')
+    awk -v n="$native" -v t="$tuned" 'BEGIN {exit !(t < n)}'
+    # No command: a usage error.
+    run python3 "$GA_SRC/bench/tune-retime.py" --runs 1 --gpuaccel "$GA_TOOL" "$d" "$e"
+    [ "$status" -eq 2 ]
+}
+
 @test "tune: --kernel limits what is tried; usage errors" {
     table="$BATS_TEST_TMPDIR/none.table"
     run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" --kernel 'nomatch*' \
