@@ -184,6 +184,19 @@ TABLE
     [ "$(echo "$output" | grep -c "GPUACCEL_TUNE_TABLE: cannot read '/no/such/table'")" -eq 1 ]
 }
 
+@test "huge and corrupt tables: warnings naming the variable or file and line, output as native" {
+    truncate -s 17M "$BATS_TEST_TMPDIR/huge"
+    head -c 4096 /dev/urandom >"$BATS_TEST_TMPDIR/corrupt"
+    like_native GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/huge" -- "$PROGS/door_getproc" "$PTX"
+    [ "$(echo "$output" | grep -c "GPUACCEL_TUNE_TABLE: cannot read '$BATS_TEST_TMPDIR/huge' as a table (missing, unreadable or over 16 MiB)")" -eq 1 ]
+    like_native GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/corrupt" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output" | grep -q "^gpuaccel: warning: $BATS_TEST_TMPDIR/corrupt:[0-9]*: expected '<kernel> "
+    ! echo "$output" | grep -q '^gpuaccel: tune: rewritten=[1-9]'
+    like_native GPUACCEL_KERNELS=1 GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/huge:$BATS_TEST_TMPDIR/huge" \
+        -- "$PROGS/door_getproc" "$PTX"
+    [ "$(echo "$output" | grep -c "GPUACCEL_KERNELS_EXTRA: cannot read '$BATS_TEST_TMPDIR/huge'")" -eq 1 ]
+}
+
 @test "after a sticky fault every call returns the driver's error, with every feature on" {
     like_native GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 -- "$PROGS/fault_prog" "$PTX"
     echo "native: $want"
@@ -192,4 +205,29 @@ TABLE
     echo "$output" | grep -q '^gpuaccel: pool: hits=[1-9]' # each feature served before the fault
     echo "$output" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
     echo "$output" | grep -q '^gpuaccel: graphs: .*replays=[1-9]'
+}
+
+@test "out of memory mid-run (a 40 MiB device): the pool grants what the driver grants, refuses what it refuses" {
+    export FAKECUDA_MEM=$((40 << 20))
+    like_native GPUACCEL_POOL=1 -- "$PROGS/oom_prog"
+    # Natively some allocations fail (code 2); the same ones, and only they, fail
+    # with the pool, whose cached blocks would otherwise hold the memory they need.
+    [ "$(echo "$want" | grep -c '^alloc .* 2$')" -ge 3 ]
+    echo "$want" | grep -q '^checked=[1-9][0-9]* bad=0 free_at_exit=41943040$'
+    echo "$output" | grep -Eq '^gpuaccel: pool: hits=[1-9].* releases=[1-9]'
+}
+
+@test "an injected allocation failure: passed through as is; the pool retries it once" {
+    export FAKECUDA_MEM=$((1 << 30)) FAKECUDA_FAULT=alloc:5
+    like_native GPUACCEL=1 -- "$PROGS/oom_prog"
+    [ "$(echo "$want" | grep '^alloc .* 2$')" = "alloc 4 16777216 2" ]
+    # With the pool the fifth driver call is its own, and a failed one is retried
+    # after the cache is given back: the program sees every allocation succeed.
+    run env GPUACCEL_POOL=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/oom_prog"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ! echo "$output" | grep -q '^alloc .* 2$'
+    echo "$output" | grep -q '^checked=37 bad=0 '
+    echo "$output" | grep -Eq '^gpuaccel: pool: .*releases=1'
 }

@@ -88,3 +88,22 @@ setup() { setup_fake; }
     run env GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/reopen"
     [ "$output" = "$want" ]
 }
+
+@test "secure execution (AT_SECURE): no variable is read, pure pass-through, no file written" {
+    steer=(GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_LOG=debug
+        GPUACCEL_LOG_FILE="$BATS_TEST_TMPDIR/log" GPUACCEL_PROFILE="$BATS_TEST_TMPDIR/prof")
+    want=$(native "$PROGS/door_dlsym" "$PTX" 2>&1)
+    # Control: the same environment steers an ordinary process (log and profile written).
+    run env "${steer[@]}" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_dlsym" "$PTX"
+    [ "$status" -eq 0 ]
+    grep -q '^gpuaccel: pool: hits=' "$BATS_TEST_TMPDIR/log"
+    ls "$BATS_TEST_TMPDIR"/prof* >/dev/null
+    rm -f "$BATS_TEST_TMPDIR"/log "$BATS_TEST_TMPDIR"/prof*
+    run env "${steer[@]}" LD_PRELOAD="$PROGS/libsecure.so:$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/door_dlsym" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$want" ]
+    [ ! -e "$BATS_TEST_TMPDIR/log" ]
+    ! ls "$BATS_TEST_TMPDIR"/prof* 2>/dev/null
+}

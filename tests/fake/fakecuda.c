@@ -11,6 +11,8 @@
 #include <cuda.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,36 @@ FAKE_EXPORT CUresult cuCtxSynchronize(void)
     return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* Fault injection for the tests, read from the environment of the test build
+ * only (the library itself injects nothing):
+ *   FAKECUDA_MEM=BYTES       the device holds this much: an allocation that
+ *                            would take the live total past it fails with
+ *                            CUDA_ERROR_OUT_OF_MEMORY, and cuMemGetInfo says so
+ *   FAKECUDA_FAULT=alloc:N   the Nth cuMemAlloc call (from 1) fails with
+ *                            CUDA_ERROR_OUT_OF_MEMORY, whatever is free */
+static size_t env_size(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? (size_t)strtoull(v, NULL, 0) : 0;
+}
+
+static size_t live_bytes_locked(void)
+{
+    size_t sum = 0;
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (allocs[i])
+            sum += alloc_sizes[i];
+    return sum;
+}
+
+static bool injected_alloc_fault(void)
+{
+    static atomic_ulong calls;
+    const char *v = getenv("FAKECUDA_FAULT");
+    unsigned long n = atomic_fetch_add(&calls, 1) + 1;
+    return v && strncmp(v, "alloc:", 6) == 0 && strtoul(v + 6, NULL, 10) == n;
+}
+
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     if (!current)
@@ -123,12 +155,18 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     STICKY();
     if (!dptr || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (bytesize > ((size_t)1 << 40))
+    if (bytesize > ((size_t)1 << 40) || injected_alloc_fault())
         return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t cap = env_size("FAKECUDA_MEM");
     void *p = aligned_alloc(256, (bytesize + 255) & ~(size_t)255);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&lock);
+    if (cap && live_bytes_locked() + bytesize > cap) {
+        pthread_mutex_unlock(&lock);
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
         if (!allocs[i]) {
             allocs[i] = p;
@@ -203,8 +241,17 @@ FAKE_EXPORT CUresult cuMemFreeHost(void *p)
 
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
-    *free_bytes = (size_t)8 << 30;
-    *total = (size_t)16 << 30;
+    size_t cap = env_size("FAKECUDA_MEM");
+    if (!cap) {
+        *free_bytes = (size_t)8 << 30;
+        *total = (size_t)16 << 30;
+        return CUDA_SUCCESS;
+    }
+    pthread_mutex_lock(&lock);
+    size_t live = live_bytes_locked();
+    pthread_mutex_unlock(&lock);
+    *free_bytes = live < cap ? cap - live : 0;
+    *total = cap;
     return CUDA_SUCCESS;
 }
 
