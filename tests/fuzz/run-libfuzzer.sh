@@ -1,22 +1,50 @@
 #!/bin/sh
-# run-libfuzzer.sh SRCDIR SECONDS - build each harness with clang's libFuzzer
-# and AddressSanitizer and run it for SECONDS on its corpus (new inputs it
-# finds are added to the corpus; commit the interesting ones).
-set -eu
+# run-libfuzzer.sh [--scratch] SRCDIR SECONDS - build each harness with clang's
+# libFuzzer, AddressSanitizer and UBSan and run it for SECONDS on its corpus.
+# `make fuzz` adds what it finds to tests/fuzz/corpus (commit the interesting
+# inputs); with --scratch (make check) the corpus is copied first and the tree
+# is left alone. Exit status 1 when a harness crashes or a sanitizer reports
+# (the input is kept and named), 77 when clang cannot build a libFuzzer target.
+set -u
+scratch=0
+[ "${1:-}" = --scratch ] && { scratch=1; shift; }
 src=$1 secs=$2
-command -v clang >/dev/null || { echo "fuzz: clang not found: skipped"; exit 0; }
 out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+if ! command -v clang >/dev/null ||
+    ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+        clang -fsanitize=fuzzer -x c - -o "$out/probe" 2>/dev/null; then
+    echo "SKIP: fuzzing needs clang with libFuzzer (-fsanitize=fuzzer)"
+    exit 77
+fi
 inc="-I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I/usr/local/cuda/include}")"
 # The library's sources without its exports (doors.c would interpose dlsym in
 # the fuzzer itself, wrappers.c the driver API): the parsers and what they use.
 core=$(ls "$src"/src/*.c | grep -v -e /wrappers.c -e /doors.c)
 blob=kernels_blob.c
 [ -f "$blob" ] || blob="$src/kernels_blob.c"
+rc=0
 for h in config table tune; do
-    clang -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 $inc -DPACKAGE_VERSION='"fuzz"' \
-        -o "$out/fuzz_$h" "$src/tests/fuzz/fuzz_$h.c" $core "$blob"
-    echo "fuzz_$h: $secs s on tests/fuzz/corpus/$h"
-    "$out/fuzz_$h" -max_total_time="$secs" -print_final_stats=1 "$src/tests/fuzz/corpus/$h" 2>&1 |
-        grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus)|DONE|Done|ERROR'
+    corpus="$src/tests/fuzz/corpus/$h"
+    if [ $scratch = 1 ]; then
+        mkdir -p "$out/corpus-$h" && cp "$corpus"/* "$out/corpus-$h"/ && corpus="$out/corpus-$h"
+    fi
+    if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -std=gnu11 $inc -DPACKAGE_VERSION='"fuzz"' -o "$out/fuzz_$h" "$src/tests/fuzz/fuzz_$h.c" \
+        $core "$blob"; then
+        echo "fuzz_$h: build failed"; rc=1; continue
+    fi
+    echo "fuzz_$h: $secs s on $corpus"
+    "$out/fuzz_$h" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$out/$h-" \
+        "$corpus" >"$out/$h.log" 2>&1
+    st=$?
+    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus)|DONE|Done|ERROR' \
+        "$out/$h.log"
+    grep -o 'cov: [0-9]* ft: [0-9]*' "$out/$h.log" | tail -1
+    if [ $st -ne 0 ]; then
+        echo "fuzz_$h: exit $st, a finding:"; tail -30 "$out/$h.log"
+        for a in "$out/$h"-*; do [ -f "$a" ] && { echo "input ($a):"; od -c "$a" | head -20; }; done
+        rc=1
+    fi
 done
-rm -rf "$out"
+exit $rc
