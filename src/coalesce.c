@@ -41,7 +41,11 @@
 
 enum { N_SLOTS = 16, MAX_GROWTH = 16 };
 
-typedef enum { S_EMPTY, S_VALID, S_FILLING } slot_state_t;
+/* A slot's life: EMPTY -> CLAIMED (one filler owns it: no one else reads or
+ * claims it, its host buffer may be replaced) -> VALID (a synchronous fill,
+ * kept) or FILLING (an asynchronous copy into it is enqueued) -> VALID or
+ * EMPTY at the first sync of its stream that began after the enqueue. */
+typedef enum { S_EMPTY, S_CLAIMED, S_FILLING, S_VALID } slot_state_t;
 
 typedef struct slot {
     slot_state_t state;
@@ -52,8 +56,9 @@ typedef struct slot {
     size_t cap;
     uint64_t epoch, work; /* valid while both are unchanged */
     uint64_t used;        /* LRU clock */
-    const ga_stream_t *fill_st; /* S_FILLING: the tracker's record of the stream of an
-                                 * asynchronous fill; NULL: a synchronous fill */
+    const ga_stream_t *fill_st; /* S_CLAIMED, S_FILLING: the tracker's record of the stream
+                                 * of an asynchronous fill; NULL: a synchronous fill */
+    uint64_t enqueued;          /* S_FILLING: fill_seq when its copy was enqueued */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
 } slot_t;
@@ -67,6 +72,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot_t slots[N_SLOTS];     /* guarded by lock */
 static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
 static uint64_t clock_tick;       /* guarded by lock */
+static uint64_t fill_seq;         /* guarded by lock: asynchronous fills enqueued */
 static _Atomic uint64_t hits, misses, fills, fill_bytes;
 /* Fills since the last hit, and misses left to pass straight to the driver:
  * a loop that writes before every read gains nothing from windows, and each
@@ -127,13 +133,14 @@ static bool serve(void *dst, CUdeviceptr src, size_t n)
 }
 
 /* A slot to fill: an empty one, else the least recently used valid one. A slot
- * being filled is never taken (a copy into its memory may be in flight). */
+ * claimed or being filled is never taken (its filler may be replacing its
+ * buffer, or a copy into its memory may be in flight). */
 static slot_t *claim_locked(void)
 {
     slot_t *best = NULL;
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (s->state == S_FILLING)
+        if (s->state == S_CLAIMED || s->state == S_FILLING)
             continue;
         if (s->state == S_EMPTY || !slot_valid(s))
             return s;
@@ -163,10 +170,12 @@ void ga_coalesce_note_shared(CUdeviceptr base)
         free(r);
     else
         HASH_ADD(hh, shared, base, sizeof r->base, r);
-    /* A window over it may already exist: drop them all. */
+    /* A window over it may already exist: drop them all, and the fills in
+     * flight with them (the epoch they were started at is past). */
     for (int i = 0; i < N_SLOTS; i++)
         if (slots[i].state == S_VALID)
             slots[i].state = S_EMPTY;
+    ga_epoch_bump();
     pthread_mutex_unlock(&lock);
 }
 
@@ -258,7 +267,7 @@ static slot_t *predecessor_locked(CUdeviceptr src)
     return NULL;
 }
 
-/* A window being filled: its slot (S_FILLING) and where it lies. */
+/* A window being filled: its slot (S_CLAIMED) and where it lies. */
 typedef struct fill {
     slot_t *slot;
     CUcontext ctx;
@@ -285,10 +294,11 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     slot_t *prev = predecessor_locked(src);
     slot_t *s = claim_locked();
     for (int i = 0; s && st && i < N_SLOTS; i++)
-        if (slots[i].state == S_FILLING && slots[i].fill_st == st)
+        if ((slots[i].state == S_CLAIMED || slots[i].state == S_FILLING) &&
+            slots[i].fill_st == st)
             s = NULL; /* one asynchronous fill per stream at a time */
     if (s)
-        s->state = S_FILLING, s->fill_st = st;
+        s->state = S_CLAIMED, s->fill_st = st;
     pthread_mutex_unlock(&lock);
     if (!s)
         return false;
@@ -400,7 +410,8 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
     bool ok = ensure_host(rt, s, len, ctx) && copy(s->host, base, len, h) == CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
-    if (ok) {
+    if (ok) { /* from now on a sync of this stream that begins may install it */
+        s->state = S_FILLING, s->enqueued = ++fill_seq;
         s->base = base, s->len = len, s->epoch = epoch, s->work = work;
         s->used = ++clock_tick, s->grow = grow, s->next_expected = base + len;
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
@@ -433,7 +444,16 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
     return r;
 }
 
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
+uint64_t ga_coalesce_sync_begins(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t seq = fill_seq;
+    pthread_mutex_unlock(&lock);
+    return seq;
+}
+
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
+                               uint64_t began)
 {
     if (!rt->cfg.coalesce)
         return;
@@ -444,7 +464,7 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
     bool settled = false, any = false;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++)
-        any |= slots[i].state == S_FILLING && slots[i].fill_st &&
+        any |= slots[i].state == S_FILLING && slots[i].enqueued <= began &&
                (all || slots[i].fill_st == st);
     pthread_mutex_unlock(&lock);
     if (!any)
@@ -454,10 +474,11 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (s->state != S_FILLING || !s->fill_st || (!all && s->fill_st != st))
+        if (s->state != S_FILLING || s->enqueued > began || (!all && s->fill_st != st))
             continue;
-        /* The fill has completed (the stream was synchronized); keep it only
-         * if nothing was issued since and everything is idle. */
+        /* The fill has completed (its copy was enqueued before this sync
+         * began, in another thread maybe); keep it only if nothing was issued
+         * since and everything is idle. */
         bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
                     !ga_serving_off();
         s->state = keep ? S_VALID : S_EMPTY;

@@ -5,10 +5,15 @@
 
 #include "runtime.h"
 
+/* Taken just before the driver's sync call: which window fills it will cover
+ * (those whose copies were enqueued by then, in any thread). */
+uint64_t ga_coalesce_sync_begins(void);
+
 /* The program synchronized stream h (pt: through a per-thread entry point; or,
- * with all, the whole context): install the window fills enqueued on it if
- * they are still good. */
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all);
+ * with all, the whole context), a sync that began at `began`: install the
+ * window fills enqueued on it before then, if they are still good. */
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
+                               uint64_t began);
 
 /* Memory another process may write (IPC exported or imported): never cached. */
 void ga_coalesce_note_shared(CUdeviceptr base);
