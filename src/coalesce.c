@@ -219,7 +219,7 @@ static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
 /* The window for a read at src: aligned to its size, clamped to the
  * allocation, growing while the reads walk forward. */
 static void window_for(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
-                       slot_t *prev, CUdeviceptr *base, size_t *len, size_t *grow)
+                       const slot_t *prev, CUdeviceptr *base, size_t *len, size_t *grow)
 {
     size_t w = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
     *grow = 1;
@@ -291,7 +291,16 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
         return false;
     pthread_mutex_lock(&lock);
-    slot_t *prev = predecessor_locked(src);
+    /* What window_for needs of the slot before it, copied: window_for runs
+     * unlocked, while another thread may refill that slot (its owner writes
+     * host and cap unlocked, so only the fields kept under the lock). */
+    slot_t *before = predecessor_locked(src), prev_copy = {0};
+    const slot_t *prev = NULL;
+    if (before) {
+        prev_copy.base = before->base, prev_copy.len = before->len;
+        prev_copy.next_expected = before->next_expected, prev_copy.grow = before->grow;
+        prev = &prev_copy;
+    }
     slot_t *s = claim_locked();
     for (int i = 0; s && st && i < N_SLOTS; i++)
         if ((slots[i].state == S_CLAIMED || slots[i].state == S_FILLING) &&
