@@ -143,10 +143,15 @@ GA_EXPORT GA_SIBCALL void *ga_dlvsym_old(void *handle, const char *name, const c
 {
     return dlvsym_body(handle, name, version);
 }
+/* GA_NO_DLSYM_DOOR: for the ThreadSanitizer build only (tools/tsan-stress).
+ * TSan resolves its interceptors with dlsym while it starts, before anything
+ * it would instrument may run; an exported dlsym would be called then. */
+#ifndef GA_NO_DLSYM_DOOR
 __asm__(".symver ga_dlsym_new, dlsym@@GLIBC_2.34");
 __asm__(".symver ga_dlsym_old, dlsym@" GA_GLIBC_BASE);
 __asm__(".symver ga_dlvsym_new, dlvsym@@GLIBC_2.34");
 __asm__(".symver ga_dlvsym_old, dlvsym@" GA_GLIBC_BASE);
+#endif
 
 /* ---- cuGetProcAddress ------------------------------------------------------- */
 
