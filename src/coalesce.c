@@ -273,6 +273,7 @@ typedef struct fill {
     CUcontext ctx;
     CUdeviceptr base;
     size_t len, grow;
+    uint64_t epoch, work; /* read before the memory was found cacheable */
 } fill_t;
 
 /* Claim a slot for a window holding [src, src+n), for a fill on the stream
@@ -287,6 +288,9 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
                        fill_t *f)
 {
     range_t range;
+    /* Read first: memory shared (IPC) after the check below bumps the epoch,
+     * and the window is then not kept. */
+    f->epoch = ga_epoch_read(), f->work = ga_work_seq_read();
     f->ctx = ga_current_ctx(rt);
     if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
         return false;
@@ -337,7 +341,7 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     CUcontext ctx = f.ctx;
     CUdeviceptr base = f.base;
     size_t len = f.len, grow = f.grow;
-    uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
+    uint64_t epoch = f.epoch, work = f.work;
     bool ok = ensure_host(rt, s, len, ctx);
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
@@ -416,7 +420,7 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
     /* The program's own copy is already noted as work: the window is valid if
      * nothing else is enqueued anywhere until the stream sync. */
-    uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
+    uint64_t epoch = f.epoch, work = f.work;
     bool ok = ensure_host(rt, s, len, ctx) && copy(s->host, base, len, h) == CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
     if (ok) { /* from now on a sync of this stream that begins may install it */
@@ -453,12 +457,24 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
     return r;
 }
 
-uint64_t ga_coalesce_sync_begins(void)
+uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt)
 {
+    if (!rt->cfg.coalesce)
+        return 0; /* unused: nothing is installed */
     pthread_mutex_lock(&lock);
     uint64_t seq = fill_seq;
     pthread_mutex_unlock(&lock);
     return seq;
+}
+
+/* Did this sync (of stream st, or with all of context ctx, begun at `began`)
+ * wait for the fill in s? A context sync covers only its own context's
+ * streams: another context's fill may still be landing. */
+static bool covered_locked(const slot_t *s, bool all, const ga_stream_t *st, CUcontext ctx,
+                           uint64_t began)
+{
+    return s->state == S_FILLING && s->enqueued <= began &&
+           (all ? s->ctx == ctx : s->fill_st == st);
 }
 
 void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
@@ -467,23 +483,21 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
     if (!rt->cfg.coalesce)
         return;
     const ga_stream_t *st = all ? NULL : ga_stream_get(rt, h, pt);
-    if (!all && !st)
+    CUcontext ctx = ga_current_ctx(rt);
+    if (all ? !ctx : !st)
         return;
-    CUcontext ctx = NULL;
     bool settled = false, any = false;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++)
-        any |= slots[i].state == S_FILLING && slots[i].enqueued <= began &&
-               (all || slots[i].fill_st == st);
+        any |= covered_locked(&slots[i], all, st, ctx, began);
     pthread_mutex_unlock(&lock);
     if (!any)
         return;
-    ctx = ga_current_ctx(rt);
     settled = ctx && ga_ctx_settle(rt, ctx);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (s->state != S_FILLING || s->enqueued > began || (!all && s->fill_st != st))
+        if (!covered_locked(s, all, st, ctx, began))
             continue;
         /* The fill has completed (its copy was enqueued before this sync
          * began, in another thread maybe); keep it only if nothing was issued

@@ -7,7 +7,7 @@
 
 /* Taken just before the driver's sync call: which window fills it will cover
  * (those whose copies were enqueued by then, in any thread). */
-uint64_t ga_coalesce_sync_begins(void);
+uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt);
 
 /* The program synchronized stream h (pt: through a per-thread entry point; or,
  * with all, the whole context), a sync that began at `began`: install the
