@@ -310,9 +310,20 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
         if ((slots[i].state == S_CLAIMED || slots[i].state == S_FILLING) &&
             slots[i].fill_st == st)
             s = NULL; /* one asynchronous fill per stream at a time */
-    if (s)
+    void *stale = NULL; /* the slot's buffer, if pinned in another context */
+    if (s) {
         s->state = S_CLAIMED, s->fill_st = st;
+        if (s->host && s->ctx != f->ctx) { /* detached here, where ctx_gone sees it */
+            stale = s->host;
+            s->host = NULL, s->cap = 0, s->ctx = NULL;
+        }
+    }
     pthread_mutex_unlock(&lock);
+    if (stale) {
+        __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
+        if (hfree)
+            hfree(stale);
+    }
     if (!s)
         return false;
     window_for(rt, &range, src, n, prev, &f->base, &f->len, &f->grow);
@@ -583,9 +594,28 @@ CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
 void ga_coalesce_ctx_gone(CUcontext ctx)
 {
     pthread_mutex_lock(&lock);
+    /* Its pinned buffers and its fills in flight went with the context. A
+     * claimed slot is left to its filler, whose buffer is of the filler's
+     * current context (begin_fill detached any other): if that is the one
+     * destroyed, the program destroyed a context another thread was using. */
     for (int i = 0; i < N_SLOTS; i++)
-        if (slots[i].ctx == ctx) /* its pinned buffer went with the context */
+        if (slots[i].state != S_CLAIMED && slots[i].ctx == ctx)
             memset(&slots[i], 0, sizeof slots[i]);
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_coalesce_stream_gone(const ga_stream_t *st)
+{
+    if (!st)
+        return;
+    pthread_mutex_lock(&lock);
+    /* Its fills become orphans, installed by none but a sync of the whole
+     * context (a stream created later may reuse the record, and its syncs do
+     * not wait for this stream's copies). */
+    for (int i = 0; i < N_SLOTS; i++)
+        if ((slots[i].state == S_CLAIMED || slots[i].state == S_FILLING) &&
+            slots[i].fill_st == st)
+            slots[i].fill_st = NULL;
     pthread_mutex_unlock(&lock);
 }
 

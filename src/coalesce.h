@@ -4,6 +4,7 @@
 #define GA_COALESCE_H
 
 #include "runtime.h"
+#include "streams.h"
 
 /* Taken just before the driver's sync call: which window fills it will cover
  * (those whose copies were enqueued by then, in any thread). */
@@ -19,6 +20,9 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
 void ga_coalesce_note_shared(CUdeviceptr base);
 
 void ga_coalesce_ctx_gone(CUcontext ctx);
+
+/* Stream st (the tracker's record) is being destroyed. */
+void ga_coalesce_stream_gone(const ga_stream_t *st);
 
 typedef struct ga_coalesce_stats {
     uint64_t hits, misses, fills, fill_bytes;
