@@ -72,7 +72,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot_t slots[N_SLOTS];     /* guarded by lock */
 static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
 static uint64_t clock_tick;       /* guarded by lock */
-static uint64_t fill_seq;         /* guarded by lock: asynchronous fills enqueued */
+/* Asynchronous fills enqueued: bumped under lock, read without it (by every
+ * stream sync, which must not queue behind readers for it). */
+static _Atomic uint64_t fill_seq;
 static _Atomic uint64_t hits, misses, fills, fill_bytes;
 /* Fills since the last hit, and misses left to pass straight to the driver:
  * a loop that writes before every read gains nothing from windows, and each
@@ -100,6 +102,12 @@ static bool worth_filling(void)
 static bool slot_valid(const slot_t *s)
 {
     return s->state == S_VALID && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read();
+}
+
+/* Claimed by a filler, or its copy in flight: no one else may take it. */
+static bool in_flight(const slot_t *s)
+{
+    return s->state == S_CLAIMED || s->state == S_FILLING;
 }
 
 /* Serve [src, src+n) into dst from a valid window. */
@@ -140,7 +148,7 @@ static slot_t *claim_locked(void)
     slot_t *best = NULL;
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (s->state == S_CLAIMED || s->state == S_FILLING)
+        if (in_flight(s))
             continue;
         if (s->state == S_EMPTY || !slot_valid(s))
             return s;
@@ -170,11 +178,8 @@ void ga_coalesce_note_shared(CUdeviceptr base)
         free(r);
     else
         HASH_ADD(hh, shared, base, sizeof r->base, r);
-    /* A window over it may already exist: drop them all, and the fills in
-     * flight with them (the epoch they were started at is past). */
-    for (int i = 0; i < N_SLOTS; i++)
-        if (slots[i].state == S_VALID)
-            slots[i].state = S_EMPTY;
+    /* A window over it may already exist: the epoch moves, which invalidates
+     * every window and every fill in flight. */
     ga_epoch_bump();
     pthread_mutex_unlock(&lock);
 }
@@ -237,14 +242,19 @@ static void window_for(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, siz
     *len = (size_t)(e - b);
 }
 
+static void free_pinned(const ga_rt_t *rt, void *p)
+{
+    __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
+    if (p && hfree)
+        hfree(p);
+}
+
 static bool ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx)
 {
     if (s->host && s->cap >= len && s->ctx == ctx)
         return true;
-    __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
     __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
-    if (s->host && hfree)
-        hfree(s->host);
+    free_pinned(rt, s->host);
     s->host = NULL;
     s->cap = 0;
     size_t cap = len < 65536 ? 65536 : len;
@@ -307,8 +317,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     }
     slot_t *s = claim_locked();
     for (int i = 0; s && st && i < N_SLOTS; i++)
-        if ((slots[i].state == S_CLAIMED || slots[i].state == S_FILLING) &&
-            slots[i].fill_st == st)
+        if (in_flight(&slots[i]) && slots[i].fill_st == st)
             s = NULL; /* one asynchronous fill per stream at a time */
     void *stale = NULL; /* the slot's buffer, if pinned in another context */
     if (s) {
@@ -319,11 +328,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
         }
     }
     pthread_mutex_unlock(&lock);
-    if (stale) {
-        __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
-        if (hfree)
-            hfree(stale);
-    }
+    free_pinned(rt, stale);
     if (!s)
         return false;
     window_for(rt, &range, src, n, prev, &f->base, &f->len, &f->grow);
@@ -335,6 +340,14 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     }
     f->slot = s;
     return true;
+}
+
+/* Where a finished or enqueued fill lies and what it was judged by. */
+static void record_window_locked(const fill_t *f)
+{
+    slot_t *s = f->slot;
+    s->base = f->base, s->len = f->len, s->epoch = f->epoch, s->work = f->work;
+    s->used = ++clock_tick, s->grow = f->grow, s->next_expected = f->base + f->len;
 }
 
 /* ---- the synchronous read ------------------------------------------------------ */
@@ -349,26 +362,22 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     if (!begin_fill(rt, src, n, NULL, &f))
         return false;
     slot_t *s = f.slot;
-    CUcontext ctx = f.ctx;
-    CUdeviceptr base = f.base;
-    size_t len = f.len, grow = f.grow;
-    uint64_t epoch = f.epoch, work = f.work;
-    bool ok = ensure_host(rt, s, len, ctx);
+    bool ok = ensure_host(rt, s, f.len, f.ctx);
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
-    *r = ok ? copy(s->host, base, len) : CUDA_ERROR_OUT_OF_MEMORY;
+    *r = ok ? copy(s->host, f.base, f.len) : CUDA_ERROR_OUT_OF_MEMORY;
     if (*r == CUDA_SUCCESS) {
         ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
-        memcpy(dst, (const char *)s->host + (src - base), n);
+        memcpy(dst, (const char *)s->host + (src - f.base), n);
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&fill_bytes, len, memory_order_relaxed);
+        atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
     }
-    bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, ctx);
+    bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, f.ctx);
     pthread_mutex_lock(&lock);
-    keep = keep && epoch == ga_epoch_read() && work == ga_work_seq_read() && !ga_serving_off();
+    keep = keep && f.epoch == ga_epoch_read() && f.work == ga_work_seq_read() &&
+           !ga_serving_off();
     s->state = keep ? S_VALID : S_EMPTY;
-    s->base = base, s->len = len, s->epoch = epoch, s->work = work;
-    s->used = ++clock_tick, s->grow = grow, s->next_expected = base + len;
+    record_window_locked(&f);
     pthread_mutex_unlock(&lock);
     if (*r != CUDA_SUCCESS && ok)
         return false; /* let the program's own copy produce the driver's error */
@@ -425,21 +434,17 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     if (!st || !begin_fill(rt, src, n, st, &f))
         return;
     slot_t *s = f.slot;
-    CUcontext ctx = f.ctx;
-    CUdeviceptr base = f.base;
-    size_t len = f.len, grow = f.grow;
     __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
-    /* The program's own copy is already noted as work: the window is valid if
-     * nothing else is enqueued anywhere until the stream sync. */
-    uint64_t epoch = f.epoch, work = f.work;
-    bool ok = ensure_host(rt, s, len, ctx) && copy(s->host, base, len, h) == CUDA_SUCCESS;
+    /* The program's own copy is already noted as work (f.work was read after
+     * it): the window is valid if nothing else is enqueued anywhere until the
+     * stream sync. */
+    bool ok = ensure_host(rt, s, f.len, f.ctx) && copy(s->host, f.base, f.len, h) == CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
     if (ok) { /* from now on a sync of this stream that begins may install it */
-        s->state = S_FILLING, s->enqueued = ++fill_seq;
-        s->base = base, s->len = len, s->epoch = epoch, s->work = work;
-        s->used = ++clock_tick, s->grow = grow, s->next_expected = base + len;
+        s->state = S_FILLING, s->enqueued = atomic_fetch_add(&fill_seq, 1) + 1;
+        record_window_locked(&f);
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&fill_bytes, len, memory_order_relaxed);
+        atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
     } else {
         s->state = S_EMPTY;
     }
@@ -472,10 +477,7 @@ uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt)
 {
     if (!rt->cfg.coalesce)
         return 0; /* unused: nothing is installed */
-    pthread_mutex_lock(&lock);
-    uint64_t seq = fill_seq;
-    pthread_mutex_unlock(&lock);
-    return seq;
+    return atomic_load(&fill_seq);
 }
 
 /* Did this sync (of stream st, or with all of context ctx, begun at `began`)
@@ -493,8 +495,9 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
 {
     if (!rt->cfg.coalesce)
         return;
+    /* A stream's fills are found by its record, a context's by the context. */
     const ga_stream_t *st = all ? NULL : ga_stream_get(rt, h, pt);
-    CUcontext ctx = ga_current_ctx(rt);
+    CUcontext ctx = all ? ga_current_ctx(rt) : NULL;
     if (all ? !ctx : !st)
         return;
     bool settled = false, any = false;
@@ -504,6 +507,8 @@ void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
     pthread_mutex_unlock(&lock);
     if (!any)
         return;
+    if (!ctx)
+        ctx = ga_current_ctx(rt);
     settled = ctx && ga_ctx_settle(rt, ctx);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++) {
@@ -604,8 +609,9 @@ void ga_coalesce_ctx_gone(CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_coalesce_stream_gone(const ga_stream_t *st)
+void ga_coalesce_stream_gone(const ga_rt_t *rt, CUstream h)
 {
+    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_get(rt, h, false) : NULL;
     if (!st)
         return;
     pthread_mutex_lock(&lock);
@@ -613,8 +619,7 @@ void ga_coalesce_stream_gone(const ga_stream_t *st)
      * context (a stream created later may reuse the record, and its syncs do
      * not wait for this stream's copies). */
     for (int i = 0; i < N_SLOTS; i++)
-        if ((slots[i].state == S_CLAIMED || slots[i].state == S_FILLING) &&
-            slots[i].fill_st == st)
+        if (in_flight(&slots[i]) && slots[i].fill_st == st)
             slots[i].fill_st = NULL;
     pthread_mutex_unlock(&lock);
 }

@@ -21,8 +21,8 @@ void ga_coalesce_note_shared(CUdeviceptr base);
 
 void ga_coalesce_ctx_gone(CUcontext ctx);
 
-/* Stream st (the tracker's record) is being destroyed. */
-void ga_coalesce_stream_gone(const ga_stream_t *st);
+/* Stream h was destroyed (its tracker record not yet forgotten). */
+void ga_coalesce_stream_gone(const ga_rt_t *rt, CUstream h);
 
 typedef struct ga_coalesce_stats {
     uint64_t hits, misses, fills, fill_bytes;

@@ -3,7 +3,6 @@
  *
  * Records are dropped only after the driver destroyed the object, so a failed
  * destroy leaves everything as it was. */
-#include "coalesce.h"
 #include "hooks.h"
 #include "modules.h"
 #include "registry.h"
@@ -38,10 +37,9 @@ CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
         return GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     ga_stream_destroy_begin();
     ga_stream_outlive(rt, hStream);
-    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_get(rt, hStream, false) : NULL;
     CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     if (r == CUDA_SUCCESS) {
-        ga_coalesce_stream_gone(st);
+        ga_modules_stream_gone(rt, hStream);
         ga_stream_forget(hStream);
     }
     ga_stream_destroy_end();

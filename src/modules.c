@@ -93,6 +93,11 @@ void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
     ga_ctx_forget(ctx);
 }
 
+void ga_modules_stream_gone(const ga_rt_t *rt, CUstream h)
+{
+    ga_coalesce_stream_gone(rt, h);
+}
+
 void ga_modules_exit(void)
 {
     ga_profile_write();

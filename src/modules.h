@@ -25,6 +25,9 @@ void ga_modules_unload(const ga_rt_t *rt);
  * memory, streams and events; every module forgets them without driver calls. */
 void ga_modules_ctx_gone(const ga_rt_t *rt, CUcontext ctx);
 
+/* A stream was destroyed; its tracker record is forgotten right after. */
+void ga_modules_stream_gone(const ga_rt_t *rt, CUstream h);
+
 /* At process exit: reports (runs once, from atexit). */
 void ga_modules_exit(void);
 
