@@ -17,6 +17,19 @@
         }                                                                                  \
     } while (0)
 
+/* Makes the primary context of device 0 current. Exits 77 (skip) when
+ * cuInit fails. */
+static inline void linked_context(CUdevice *dev, CUcontext *ctx)
+{
+    if (cuInit(0) != CUDA_SUCCESS) {
+        fprintf(stderr, "SKIP: no CUDA device\n");
+        exit(77);
+    }
+    CK(cuDeviceGet(dev, 0));
+    CK(cuDevicePrimaryCtxRetain(ctx, *dev));
+    CK(cuCtxSetCurrent(*ctx));
+}
+
 /* Loads the PTX at `path` into the current primary context of device 0.
  * Exits 2 on a usage error, 77 (skip) when cuInit fails. */
 static inline CUmodule linked_setup(int argc, char **argv, CUdevice *dev, CUcontext *ctx)
@@ -29,14 +42,8 @@ static inline CUmodule linked_setup(int argc, char **argv, CUdevice *dev, CUcont
     }
     ptx[fread(ptx, 1, sizeof ptx - 1, f)] = 0;
     fclose(f);
-    if (cuInit(0) != CUDA_SUCCESS) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        exit(77);
-    }
+    linked_context(dev, ctx);
     CUmodule mod;
-    CK(cuDeviceGet(dev, 0));
-    CK(cuDevicePrimaryCtxRetain(ctx, *dev));
-    CK(cuCtxSetCurrent(*ctx));
     CK(cuModuleLoadData(&mod, ptx));
     return mod;
 }

@@ -25,13 +25,7 @@ int main(int argc, char **argv)
     unsigned checked = 0, bad = 0;
     CUdevice dev;
     CUcontext ctx;
-    if (cuInit(0) != CUDA_SUCCESS) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
+    linked_context(&dev, &ctx);
     for (int i = 0; i < steps; i++) {
         int slot = i % KEEP;
         if (live[slot]) { /* check what this slot held, then free it */
