@@ -73,13 +73,9 @@ int main(int argc, char **argv)
             seed = arg_ll(argc, argv, &i, 0);
         else if (ARG_IS("--touch-every"))
             touch_every = (int)arg_ll(argc, argv, &i, 1);
-        else if (ARG_IS("--mode")) {
-            const char *m = arg_value(argc, argv, &i);
-            if (strcmp(m, "reference") == 0)
-                reference = 1;
-            else if (strcmp(m, "native") != 0)
-                usage_exit(argv[0]);
-        } else
+        else if (ARG_IS("--mode"))
+            reference = arg_either(argc, argv, &i, "native", "reference");
+        else
             usage_exit(argv[0]);
     }
     require_gpu();

@@ -204,13 +204,9 @@ int main(int argc, char **argv)
             long_kernels = 1;
         else if (ARG_IS("--passthrough"))
             pass = arg_value(argc, argv, &i);
-        else if (ARG_IS("--mode")) {
-            const char *m = arg_value(argc, argv, &i);
-            if (strcmp(m, "reference") == 0)
-                reference = 1;
-            else if (strcmp(m, "native") != 0)
-                usage_exit(argv[0]);
-        } else
+        else if (ARG_IS("--mode"))
+            reference = arg_either(argc, argv, &i, "native", "reference");
+        else
             usage_exit(argv[0]);
     }
     if (pass && (reference || (strcmp(pass, "launch") && strcmp(pass, "memcpy"))))

@@ -75,17 +75,9 @@ int main(int argc, char **argv)
             else
                 usage_exit(argv[0]);
         } else if (ARG_IS("--stream")) {
-            const char *v = arg_value(argc, argv, &i);
-            if (strcmp(v, "default") == 0)
-                default_stream = 1;
-            else if (strcmp(v, "created") != 0)
-                usage_exit(argv[0]);
+            default_stream = arg_either(argc, argv, &i, "created", "default");
         } else if (ARG_IS("--mode")) {
-            const char *m = arg_value(argc, argv, &i);
-            if (strcmp(m, "reference") == 0)
-                reference = 1;
-            else if (strcmp(m, "native") != 0)
-                usage_exit(argv[0]);
+            reference = arg_either(argc, argv, &i, "native", "reference");
         } else
             usage_exit(argv[0]);
     }

@@ -6,7 +6,7 @@
  * now_us()        host monotonic clock in microseconds
  * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
  * mix32()         integer hash used (host and device) to make seeded test data
- * Argument helpers: ARG_IS, arg_value, arg_ll.
+ * Argument helpers: ARG_IS, arg_value, arg_ll, arg_either.
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -119,6 +119,17 @@ static inline long long arg_ll(int argc, char **argv, int *i, long long min)
         usage_exit(argv[0]);
     }
     return v;
+}
+
+/* An option with two values: 0 for `no`, 1 for `yes`, else a usage error. */
+static inline int arg_either(int argc, char **argv, int *i, const char *no, const char *yes)
+{
+    const char *s = arg_value(argc, argv, i);
+    if (strcmp(s, yes) == 0)
+        return 1;
+    if (strcmp(s, no) != 0)
+        usage_exit(argv[0]);
+    return 0;
 }
 
 #endif /* BENCH_COMMON_H */
