@@ -2,10 +2,16 @@
  * bench_driver.cu - the cost of single driver calls, for the library's
  * pass-through overhead: cudart-free, straight to libcuda (linked -lcuda).
  *
- *   bench_driver --op ctxget|launch|dtoh [--count N]
+ *   bench_driver --op ctxget|launch|dtoh|record|query-done|launch-record|
+ *                     launch-record-query [--count N]
  *
  * ctxget: cuCtxGetCurrent; launch: cuLaunchKernel of an empty kernel on the
  * legacy stream (synchronized at the end); dtoh: 4-byte cuMemcpyDtoH.
+ * The event ops price what the pool's fences cost (events without timing, as
+ * the library makes them): record: cuEventRecord on the idle legacy stream;
+ * query-done: cuEventQuery of a completed event; launch-record: a launch and a
+ * record after it; launch-record-query: the same and a query of that event,
+ * which usually finds it pending (the count of pending answers is printed).
  * Prints "result driver <microseconds per call>" and a digest of what it read.
  */
 #include <cuda.h>
@@ -54,7 +60,12 @@ int main(int argc, char **argv)
     CK(cuModuleGetFunction(&fn, mod, "empty"));
     CK(cuMemAlloc(&buf, 4096));
     CK(cuMemsetD32(buf, 0x5eed, 1024));
+    CUevent ev;
+    CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventRecord(ev, NULL));
+    CK(cuEventSynchronize(ev));
     unsigned sum = 0, v = 0;
+    long pending = 0;
     for (int pass = 0; pass < 2; pass++) { /* warm-up, then the timed pass */
         double t0 = now_us();
         for (long i = 0; i < count; i++) {
@@ -65,15 +76,29 @@ int main(int argc, char **argv)
             } else if (!strcmp(op, "dtoh")) {
                 CK(cuMemcpyDtoH(&v, buf + 4 * (i % 1024), 4));
                 sum += v;
+            } else if (!strcmp(op, "record")) {
+                CK(cuEventRecord(ev, NULL));
+            } else if (!strcmp(op, "query-done")) {
+                CK(cuEventQuery(ev));
             } else {
                 CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
+                if (!strncmp(op, "launch-record", 13))
+                    CK(cuEventRecord(ev, NULL));
+                if (!strcmp(op, "launch-record-query")) {
+                    CUresult q = cuEventQuery(ev);
+                    if (q != CUDA_SUCCESS && q != CUDA_ERROR_NOT_READY)
+                        CK(q);
+                    pending += q == CUDA_ERROR_NOT_READY;
+                }
             }
         }
         CK(cuCtxSynchronize());
         double t = now_us() - t0;
         if (pass == 1)
-            printf("result driver %.4f op=%s\n", t / count, op);
+            printf("result driver %.4f op=%s pending=%ld\n", t / count, op, pending);
+        pending = 0; /* the timed pass counts its own */
     }
     printf("digest: %016x\n", sum);
+    CK(cuEventDestroy(ev));
     return 0;
 }
