@@ -47,6 +47,7 @@ static pthread_rwlock_t use_lock = PTHREAD_RWLOCK_INITIALIZER;
 static ga_stream_t *free_list; /* guarded by lock */
 static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
+static _Atomic uint64_t fence_clock; /* ticks as each fence's legacy record returns */
 static _Atomic int captures;        /* stream captures under way */
 
 /* The first sticky error the driver returned, 0 before. Never cleared: cuda.h
@@ -544,8 +545,13 @@ bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
     }
     f->ev = ok ? malloc((nt + 1) * sizeof *f->ev) : NULL;
     ok = f->ev != NULL;
-    /* Event 0 is the legacy stream's (pool.c's early hand-out relies on it). */
+    /* Event 0 is the legacy stream's (pool.c's early hand-out relies on it).
+     * Sequentially consistent clock: a record whose tick another fence's
+     * rec_begin has seen returned before that fence's record began. */
+    f->rec_begin = atomic_load(&fence_clock);
     ok = ok && record(rt, f, CU_STREAM_LEGACY);
+    if (ok)
+        f->rec_end = atomic_fetch_add(&fence_clock, 1) + 1;
     for (unsigned i = 0; ok && i < nt; i++)
         ok = record(rt, f, targets[i]);
     pthread_rwlock_unlock(&use_lock);

@@ -10,7 +10,7 @@
 
 static int stub_ctx_a, stub_ctx_b __attribute__((unused));
 static CUcontext stub_current = (CUcontext)&stub_ctx_a;
-static int stub_events_recorded, stub_event_pending;
+static int stub_events_recorded, stub_event_pending, stub_event_queries;
 static CUstream stub_recorded_on[64];
 static int stub_streams[8];
 static unsigned stub_stream_flags[8];
@@ -64,6 +64,7 @@ static CUresult stub_event_record(CUevent e, CUstream s)
 static CUresult stub_event_query(CUevent e)
 {
     (void)e;
+    stub_event_queries++;
     return stub_event_pending ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 

@@ -221,6 +221,32 @@ int main(void)
     CHECK(waits == 0);
     release(&rt, q);
 
+    /* early hand-outs of legacy-only fences (the block used on a blocking
+     * stream, its fence still pending): each asks the driver once, about its
+     * own fence; the fences it superseded are let go unasked (they cost the
+     * driver 1.5 us a completed query), so a stream created afterwards waits
+     * on the newest alone, whose legacy record follows all of theirs */
+    CUstream bs = (CUstream)&stub_streams[5];
+    stub_stream_flags[5] = 0; /* blocking */
+    CUdeviceptr u = alloc(&rt, 30000);
+    uint64_t early0 = (ga_pool_stats(&st), st.early);
+    stub_event_pending = 1;
+    int asked = 0;
+    for (int i = 0; i < 20; i++) {
+        ga_stream_note_work(&rt, bs, false);
+        CHECK(release(&rt, u) == CUDA_SUCCESS);
+        int q0 = stub_event_queries;
+        CHECK(alloc(&rt, 30000) == u);
+        asked += stub_event_queries - q0;
+    }
+    ga_pool_stats(&st);
+    CHECK(st.early == early0 + 20 && asked == 20);
+    waits = 0;
+    ga_pool_stream_created(&rt, (CUstream)&stub_streams[6]);
+    CHECK(waits == 1 && waited_on[0] == (CUstream)&stub_streams[6]);
+    stub_event_pending = 0;
+    release(&rt, u);
+
     /* pool off: pure pass-through */
     rt.cfg.pool = false;
     CUdeviceptr p1 = alloc(&rt, 100);
