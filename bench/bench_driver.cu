@@ -21,18 +21,12 @@
 #include <time.h>
 
 #include "../tests/progs/linked.h" /* CK */
+#include "clock.h"
 
 
 static const char ptx[] =
     ".version 8.0\n.target sm_80\n.address_size 64\n"
     ".visible .entry empty()\n{\n ret;\n}\n";
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
 
 int main(int argc, char **argv)
 {

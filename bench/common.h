@@ -3,7 +3,7 @@
  *
  * CK(call)        check a CUDA runtime call, exit 1 with a message on error
  * require_gpu()   exit 77 with "SKIP: no CUDA device" when there is no GPU
- * now_us()        host monotonic clock in microseconds
+ * now_us()        host monotonic clock in microseconds (clock.h)
  * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
  * mix32()         integer hash used (host and device) to make seeded test data
  * Argument helpers: ARG_IS, arg_value, arg_ll, arg_either.
@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "clock.h"
 
 #define CK(call)                                                              \
     do {                                                                      \
@@ -41,13 +43,6 @@ static inline void require_gpu(void)
     }
     CK(e);
     CK(cudaFree(0)); /* create the primary context outside any timing */
-}
-
-static inline double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
 /* Word-wise FNV-1a variant with extra mixing; only used for equality checks.

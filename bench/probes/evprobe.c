@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../clock.h"
+
 #define CK(x)                                                                              \
     do {                                                                                   \
         CUresult r_ = (x);                                                                 \
@@ -32,13 +34,6 @@ static const char ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
     ".visible .entry k(.param .u64 p)\n{\n .reg .b64 %rd<3>;\n .reg .b32 %r<2>;\n"
     " ld.param.u64 %rd1, [p];\n cvta.to.global.u64 %rd2, %rd1;\n mov.u32 %r1, %tid.x;\n"
     " st.global.u32 [%rd2], %r1;\n ret;\n}\n";
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
 
 int main(int argc, char **argv)
 {
@@ -70,22 +65,22 @@ int main(int argc, char **argv)
     double tl = 0, tr = 0, tqn = 0, tqp = 0, tqb = 0;
     long pn = 0, pp = 0, pb = 0, nb = 0;
     void *args[] = {&p};
-    double t0 = now();
+    double t0 = now_us();
     for (int i = 0; i < n; i++) {
-        double a = now();
+        double a = now_us();
         CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, st, args, NULL));
-        double b = now();
+        double b = now_us();
         CK(cuEventRecord(ev[i % RING], CU_STREAM_LEGACY));
-        double e = now();
+        double e = now_us();
         tl += b - a, tr += e - b;
         if (q_new) {
             CUresult q = cuEventQuery(ev[i % RING]);
-            double e2 = now();
+            double e2 = now_us();
             tqn += e2 - e, pn += q == CUDA_ERROR_NOT_READY, e = e2;
         }
         if (q_prev && i > 0) {
             CUresult q = cuEventQuery(ev[(i - 1) % RING]);
-            double e2 = now();
+            double e2 = now_us();
             tqp += e2 - e, pp += q == CUDA_ERROR_NOT_READY, e = e2;
         }
         if (batch && i % BATCH == BATCH - 1) {
@@ -93,10 +88,10 @@ int main(int argc, char **argv)
                 CUresult q = cuEventQuery(ev[(i - k + RING) % RING]);
                 pb += q == CUDA_ERROR_NOT_READY, nb++;
             }
-            tqb += now() - e;
+            tqb += now_us() - e;
         }
     }
-    double total = now() - t0;
+    double total = now_us() - t0;
     CK(cuCtxSynchronize());
     printf("%-5s launch %.2f record %.2f query-new %.2f [%ld pending] query-prev %.2f [%ld pending]"
            " batch %.2f a call [%ld of %ld pending] iteration %.2f us\n",
