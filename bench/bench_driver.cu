@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tests/progs/linked.h" /* CK */
+#include "../tests/progs/linked.h" /* CK, linked_context */
 #include "clock.h"
 
 
@@ -38,18 +38,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--count"))
             count = atol(argv[i + 1]);
     }
-    if (cuInit(0) != CUDA_SUCCESS) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
-        return 77;
-    }
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;
     CUfunction fn;
     CUdeviceptr buf;
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
+    linked_context(&dev, &ctx); /* exits 77 with a SKIP line without a GPU */
     CK(cuModuleLoadData(&mod, ptx));
     CK(cuModuleGetFunction(&fn, mod, "empty"));
     CK(cuMemAlloc(&buf, 4096));

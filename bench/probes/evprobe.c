@@ -17,16 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../tests/progs/linked.h" /* CK, linked_context */
 #include "../clock.h"
-
-#define CK(x)                                                                              \
-    do {                                                                                   \
-        CUresult r_ = (x);                                                                 \
-        if (r_ != CUDA_SUCCESS && r_ != CUDA_ERROR_NOT_READY) {                            \
-            printf("%s: %d\n", #x, r_);                                                    \
-            return 1;                                                                      \
-        }                                                                                  \
-    } while (0)
 
 enum { RING = 17, BATCH = 16 };
 
@@ -49,10 +41,7 @@ int main(int argc, char **argv)
     CUstream st;
     CUdeviceptr p;
     CUevent ev[RING];
-    CK(cuInit(0));
-    CK(cuDeviceGet(&d, 0));
-    CK(cuDevicePrimaryCtxRetain(&c, d));
-    CK(cuCtxSetCurrent(c));
+    linked_context(&d, &c);
     CK(cuModuleLoadData(&m, ptx));
     CK(cuModuleGetFunction(&f, m, "k"));
     CK(cuStreamCreate(&st, 0));
