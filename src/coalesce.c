@@ -480,50 +480,56 @@ uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt)
     return atomic_load(&fill_seq);
 }
 
-/* Did this sync (of stream st, or with all of context ctx, begun at `began`)
- * wait for the fill in s? A context sync covers only its own context's
- * streams: another context's fill may still be landing. */
-static bool covered_locked(const slot_t *s, bool all, const ga_stream_t *st, CUcontext ctx,
+/* Did this sync (of stream st, or with st NULL of the whole context ctx,
+ * begun at `began`) wait for the fill in s? A context sync covers only its own
+ * context's streams: another context's fill may still be landing. */
+static bool covered_locked(const slot_t *s, const ga_stream_t *st, CUcontext ctx,
                            uint64_t began)
 {
     return s->state == S_FILLING && s->enqueued <= began &&
-           (all ? s->ctx == ctx : s->fill_st == st);
+           (st ? s->fill_st == st : s->ctx == ctx);
 }
 
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
-                               uint64_t began)
+/* After a sync: the fills it covered have completed (their copies were
+ * enqueued before it began, in another thread maybe); keep each only if
+ * nothing was issued since and everything is idle. */
+static void install_covered(const ga_rt_t *rt, const ga_stream_t *st, CUcontext ctx,
+                            uint64_t began)
 {
-    if (!rt->cfg.coalesce)
-        return;
-    /* A stream's fills are found by its record, a context's by the context. */
-    const ga_stream_t *st = all ? NULL : ga_stream_get(rt, h, pt);
-    CUcontext ctx = all ? ga_current_ctx(rt) : NULL;
-    if (all ? !ctx : !st)
-        return;
-    bool settled = false, any = false;
+    bool any = false;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++)
-        any |= covered_locked(&slots[i], all, st, ctx, began);
+        any |= covered_locked(&slots[i], st, ctx, began);
     pthread_mutex_unlock(&lock);
     if (!any)
         return;
-    if (!ctx)
-        ctx = ga_current_ctx(rt);
-    settled = ctx && ga_ctx_settle(rt, ctx);
+    CUcontext cur = ctx ? ctx : ga_current_ctx(rt);
+    bool settled = cur && ga_ctx_settle(rt, cur);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
-        if (!covered_locked(s, all, st, ctx, began))
+        if (!covered_locked(s, st, ctx, began))
             continue;
-        /* The fill has completed (its copy was enqueued before this sync
-         * began, in another thread maybe); keep it only if nothing was issued
-         * since and everything is idle. */
         bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
                     !ga_serving_off();
         s->state = keep ? S_VALID : S_EMPTY;
         s->fill_st = NULL;
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* A stream's fills are found by its tracker record, a context's by the context. */
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, uint64_t began)
+{
+    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_get(rt, h, pt) : NULL;
+    if (st)
+        install_covered(rt, st, NULL, began);
+}
+
+void ga_coalesce_ctx_synced(const ga_rt_t *rt, CUcontext ctx, uint64_t began)
+{
+    if (rt->cfg.coalesce && ctx)
+        install_covered(rt, NULL, ctx, began);
 }
 
 /* ---- unified-address copies ---------------------------------------------------- */
@@ -611,7 +617,7 @@ void ga_coalesce_ctx_gone(CUcontext ctx)
 
 void ga_coalesce_stream_gone(const ga_rt_t *rt, CUstream h)
 {
-    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_get(rt, h, false) : NULL;
+    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_lookup(h) : NULL;
     if (!st)
         return;
     pthread_mutex_lock(&lock);

@@ -4,17 +4,16 @@
 #define GA_COALESCE_H
 
 #include "runtime.h"
-#include "streams.h"
 
 /* Taken just before the driver's sync call: which window fills it will cover
  * (those whose copies were enqueued by then, in any thread). */
 uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt);
 
-/* The program synchronized stream h (pt: through a per-thread entry point; or,
- * with all, the whole context), a sync that began at `began`: install the
+/* The program synchronized stream h (pt: through a per-thread entry point), or
+ * the whole of context ctx, in a sync that began at `began`: install the
  * window fills enqueued on it before then, if they are still good. */
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, bool all,
-                               uint64_t began);
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, uint64_t began);
+void ga_coalesce_ctx_synced(const ga_rt_t *rt, CUcontext ctx, uint64_t began);
 
 /* Memory another process may write (IPC exported or imported): never cached. */
 void ga_coalesce_note_shared(CUdeviceptr base);

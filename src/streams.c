@@ -130,6 +130,12 @@ static ga_stream_t *find(const stream_key_t *k)
     return st;
 }
 
+ga_stream_t *ga_stream_lookup(CUstream h)
+{
+    stream_key_t k = {.handle = h};
+    return find(&k);
+}
+
 ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
     uint64_t gen = atomic_load_explicit(&generation, memory_order_acquire);
@@ -338,8 +344,7 @@ void ga_stream_destroy_end(void)
  * exclusively, before the destroy. */
 void ga_stream_outlive(const ga_rt_t *rt, CUstream h)
 {
-    stream_key_t k = {.handle = h};
-    ga_stream_t *st = find(&k);
+    ga_stream_t *st = ga_stream_lookup(h);
     if (!st || !ga_stream_busy(st))
         return;
     /* The legacy stream of the stream's own context waits for its last work

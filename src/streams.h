@@ -64,6 +64,10 @@ static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool p
  * the handle is unusable (no context, or the driver rejects it). */
 ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread);
 
+/* The record of created stream h if the tracker has one; never asks the
+ * driver (h may already be destroyed). */
+ga_stream_t *ga_stream_lookup(CUstream h);
+
 
 /* Around a call that waits for a stream: take the mark before, and after the
  * call succeeded declare everything enqueued before the mark finished. Both

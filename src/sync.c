@@ -19,7 +19,7 @@ CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
     uint64_t fills = ga_coalesce_sync_begins(rt);
     CUresult r = waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
     if (r == CUDA_SUCCESS)
-        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, false, fills);
+        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, fills);
     return r;
 }
 
@@ -30,7 +30,7 @@ CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
     uint64_t fills = ga_coalesce_sync_begins(rt);
     CUresult r = waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
     if (r == CUDA_SUCCESS) /* everything on it finished, window fills too */
-        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, false, fills);
+        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, fills);
     return r;
 }
 
@@ -42,23 +42,25 @@ static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
 
 CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
 {
-    ga_ctx_mark_t m = begin_ctx_wait(rt, ga_current_ctx(rt));
+    CUcontext cur = ga_current_ctx(rt);
+    ga_ctx_mark_t m = begin_ctx_wait(rt, cur);
     uint64_t fills = ga_coalesce_sync_begins(rt);
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize)();
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
-    if (r == CUDA_SUCCESS)
-        ga_coalesce_stream_synced(rt, NULL, false, true, fills);
+    if (r == CUDA_SUCCESS && cur)
+        ga_coalesce_ctx_synced(rt, cur, fills);
     return r;
 }
 
 CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
-    ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : ga_current_ctx(rt));
+    CUcontext cur = ga_current_ctx(rt);
+    ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : cur);
     uint64_t fills = ga_coalesce_sync_begins(rt);
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize_v2)(ctx);
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
-    if (r == CUDA_SUCCESS && (!ctx || ctx == ga_current_ctx(rt)))
-        ga_coalesce_stream_synced(rt, NULL, false, true, fills);
+    if (r == CUDA_SUCCESS && cur && (!ctx || ctx == cur))
+        ga_coalesce_ctx_synced(rt, cur, fills);
     return r;
 }
 
