@@ -2,7 +2,7 @@
  * bench_alloc.cu - allocation churn (feature: GPUACCEL_POOL).
  *
  * Loop N times: allocate SIZE bytes, free the block; on every 16th block
- * (--touch-every) first launch a tiny kernel that writes words spread over the
+ * (--touch-every N; 0: never, the allocator alone) first launch a tiny kernel that writes words spread over the
  * whole block (first and last word included) and reads two back into acc[i],
  * so the memory is really used. The kernel is cheap and rare on purpose: the
  * loop measures the allocator (native cudaMalloc+cudaFree on an H200: ~3.5 us a pair
@@ -37,7 +37,7 @@ __global__ void touch(uint32_t *p, size_t nwords, uint32_t seed, uint32_t *acc, 
 #undef POS
 }
 
-static int touch_every = 16; /* launch the touch kernel on every Nth allocation */
+static int touch_every = 16; /* launch the touch kernel on every Nth allocation; 0: never */
 
 static void churn(int reference, size_t size, int first, int n, uint32_t seed,
                   uint32_t *acc, cudaStream_t st)
@@ -48,7 +48,7 @@ static void churn(int reference, size_t size, int first, int n, uint32_t seed,
             CK(cudaMallocAsync((void **)&p, size, st));
         else
             CK(cudaMalloc((void **)&p, size));
-        if (i % touch_every == 0) {
+        if (touch_every > 0 && i % touch_every == 0) {
             touch<<<1, TOUCH_THREADS, 0, st>>>(p, size / 4, seed, acc, i);
             CK(cudaGetLastError());
         }
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         else if (ARG_IS("--seed"))
             seed = arg_ll(argc, argv, &i, 0);
         else if (ARG_IS("--touch-every"))
-            touch_every = (int)arg_ll(argc, argv, &i, 1);
+            touch_every = (int)arg_ll(argc, argv, &i, 0);
         else if (ARG_IS("--mode"))
             reference = arg_either(argc, argv, &i, "native", "reference");
         else

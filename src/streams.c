@@ -518,10 +518,10 @@ static bool record(const ga_rt_t *rt, ga_fence_t *f, CUstream s)
  * work of the blocking and per-thread streams) and one per busy non-blocking
  * stream, each with the marks of the streams it covers, so that its completion
  * declares them idle (and the next fence may be empty). */
-bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f)
+bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
 {
     memset(f, 0, sizeof *f);
-    f->ctx = ga_current_ctx(rt);
+    f->ctx = ctx;
     if (!f->ctx)
         return false;
     if (ga_ctx_idle(f->ctx)) /* the common case after a sync: no allocation either */

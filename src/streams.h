@@ -173,10 +173,12 @@ typedef struct ga_fence {
     uint64_t rec_begin, rec_end;
 } ga_fence_t;
 
-/* Record a fence in the current context (none at all when the tracker knows
- * every stream of it idle). False if events could not be recorded (the caller
- * must then treat the fence as never complete). */
-bool ga_fence_init(const ga_rt_t *rt, ga_fence_t *f);
+/* Record a fence in `ctx`, which the caller has made current (none at all
+ * when the tracker knows every stream of it idle). The caller passes the
+ * context it already holds: asking the driver again costs a call on the
+ * pool's free path. False if events could not be recorded (the caller must
+ * then treat the fence as never complete). */
+bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f);
 /* True once every event has completed; errors count as not complete. */
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);
 void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f);

@@ -56,14 +56,14 @@ int main(void)
     /* fences: empty on an idle context */
     ga_fence_t f;
     stub_events_recorded = 0;
-    CHECK(ga_fence_init(&rt, &f));
+    CHECK(ga_fence_init(&rt, ga_current_ctx(&rt), &f));
     CHECK(stub_events_recorded == 0 && f.n == 0);
     CHECK(ga_fence_done(&rt, &f));
     ga_fence_release(&rt, &f);
 
     /* legacy work: the legacy event alone */
     ga_stream_note_work(&rt, NULL, false);
-    CHECK(ga_fence_init(&rt, &f));
+    CHECK(ga_fence_init(&rt, ga_current_ctx(&rt), &f));
     CHECK(stub_events_recorded == 1 && stub_recorded_on[0] == CU_STREAM_LEGACY);
     CHECK(ga_fence_done(&rt, &f));
     ga_fence_release(&rt, &f);
@@ -74,7 +74,7 @@ int main(void)
     ga_stream_note_work(&rt, s_nb, false);
     ga_stream_note_work(&rt, s_block, false);
     stub_events_recorded = 0;
-    CHECK(ga_fence_init(&rt, &f));
+    CHECK(ga_fence_init(&rt, ga_current_ctx(&rt), &f));
     CHECK(stub_events_recorded == 2 && stub_recorded_on[0] == CU_STREAM_LEGACY &&
           stub_recorded_on[1] == s_nb);
     ga_stream_note_work(&rt, s_block, false); /* after the fence: not covered by it */
@@ -85,7 +85,7 @@ int main(void)
     ga_fence_release(&rt, &f);
     CHECK(!ga_stream_busy(nb) && ga_stream_busy(ga_stream_get(&rt, s_block, false)));
     int events_before = stub_nevents;
-    CHECK(ga_fence_init(&rt, &f)); /* events are reused, not created again */
+    CHECK(ga_fence_init(&rt, ga_current_ctx(&rt), &f)); /* events are reused, not created again */
     CHECK(stub_nevents == events_before && f.n == 1);
     ga_fence_release(&rt, &f);
 
@@ -99,7 +99,7 @@ int main(void)
     ga_stream_outlive(&rt, s_block);
     ga_stream_forget(s_block);
     stub_events_recorded = 0;
-    CHECK(ga_fence_init(&rt, &f));
+    CHECK(ga_fence_init(&rt, ga_current_ctx(&rt), &f));
     CHECK(stub_events_recorded == 1 && stub_recorded_on[0] == CU_STREAM_LEGACY);
     ga_fence_release(&rt, &f);
 
