@@ -3,7 +3,7 @@
  * pass-through overhead: cudart-free, straight to libcuda (linked -lcuda).
  *
  *   bench_driver --op ctxget|launch|dtoh|record|query-done|launch-record|
- *                     launch-record-query [--count N]
+ *                     launch-record-query|alloc-free [--count N] [--size BYTES]
  *
  * ctxget: cuCtxGetCurrent; launch: cuLaunchKernel of an empty kernel on the
  * legacy stream (synchronized at the end); dtoh: 4-byte cuMemcpyDtoH.
@@ -12,6 +12,8 @@
  * query-done: cuEventQuery of a completed event; launch-record: a launch and a
  * record after it; launch-record-query: the same and a query of that event,
  * which usually finds it pending (the count of pending answers is printed).
+ * alloc-free: cuMemAlloc_v2 of --size bytes (default 4096) and cuMemFree_v2,
+ * the pool's churn without cudart's own work around each call.
  * Prints "result driver <microseconds per call>" and a digest of what it read.
  */
 #include <cuda.h>
@@ -32,11 +34,14 @@ int main(int argc, char **argv)
 {
     const char *op = "launch";
     long count = 100000;
+    size_t size = 4096;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--op"))
             op = argv[i + 1];
         else if (!strcmp(argv[i], "--count"))
             count = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--size"))
+            size = (size_t)atoll(argv[i + 1]);
     }
     CUdevice dev;
     CUcontext ctx;
@@ -68,6 +73,11 @@ int main(int argc, char **argv)
                 CK(cuEventRecord(ev, NULL));
             } else if (!strcmp(op, "query-done")) {
                 CK(cuEventQuery(ev));
+            } else if (!strcmp(op, "alloc-free")) {
+                CUdeviceptr p;
+                CK(cuMemAlloc(&p, size));
+                CK(cuMemFree(p));
+                sum += p != 0;
             } else {
                 CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
                 if (!strncmp(op, "launch-record", 13))
