@@ -1,6 +1,7 @@
 // two_gpus.cu - one process using two GPUs, switching the current device
-// between every call: allocations, launches, small reads and frees on each,
-// checked against the host's arithmetic. Prints one line.
+// between every call: allocations, launches, small reads and frees on each
+// (a scratch block a round, reused by the pool on its own device), checked
+// against the host's arithmetic. Prints one line.
 #include <cstdio>
 
 #include "check.cuh"
@@ -41,6 +42,23 @@ int main()
             unsigned v;
             CK(cudaMemcpy(&v, buf[d] + (round * 97) % n, 4, cudaMemcpyDeviceToHost));
             ok &= v == model;
+        }
+        // Scratch of one size on each device every round: under the pool a
+        // freed block comes back, and must come back on its own device only,
+        // holding what this round wrote (the last kernel still runs at free).
+        for (int d = 0; d < 2; d++) {
+            CK(cudaSetDevice(d));
+            unsigned *s, v;
+            cudaPointerAttributes a;
+            CK(cudaMalloc(&s, n * 4));
+            CK(cudaPointerGetAttributes(&a, s));
+            ok &= a.device == d;
+            CK(cudaMemcpy(s, buf[d], n * 4, cudaMemcpyDeviceToDevice));
+            scale<<<32, 256>>>(s, n, 2);
+            CK(cudaMemcpy(&v, s + (round * 31) % n, 4, cudaMemcpyDeviceToHost));
+            ok &= v == model * 2 + 1;
+            scale<<<32, 256>>>(s, n, 5);
+            CK(cudaFree(s));
         }
         if (round % 50 == 49) // churn on each device
             for (int d = 0; d < 2; d++) {
