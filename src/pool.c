@@ -347,12 +347,11 @@ void ga_pool_stream_created(const ga_rt_t *rt, CUstream s)
     pthread_mutex_unlock(&lock);
 }
 
-/* A fence that waits on nothing and holds nothing (recorded while every
- * stream of its context was idle): done, with nothing to release. Lets the
- * hit path take one critical section instead of two. */
-static bool fence_empty(const ga_fence_t *f)
+/* A cached block leaves the cache, live again (under lock). */
+static void hand_out_locked(pool_t *p, block_t *b)
 {
-    return f->n == 0 && f->nmarks == 0 && !f->ev && !f->marks;
+    p->cached_bytes -= b->size;
+    b->state = B_LIVE;
 }
 
 /* A cached block of class c in ctx, or NULL: one whose fence completed, or
@@ -362,13 +361,12 @@ static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
     pthread_mutex_lock(&lock);
     pool_t *p = pool_of(ctx, false);
     block_t *b = p ? pop_front(p, c) : NULL;
-    bool empty = b && fence_empty(&b->fence);
-    if (b && empty) { /* freed while the context was idle: nothing to ask */
-        p->cached_bytes -= b->size;
-        b->state = B_LIVE;
-    } else if (b) {
+    /* Freed while its context was idle: nothing to ask, one critical section. */
+    bool empty = b && ga_fence_empty(&b->fence);
+    if (b && empty)
+        hand_out_locked(p, b);
+    else if (b)
         b->state = B_CHECKING;
-    }
     pthread_mutex_unlock(&lock);
     if (!b || empty)
         return b;
@@ -376,8 +374,7 @@ static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
     bool ordered = !done && order_after(rt, b);
     pthread_mutex_lock(&lock);
     if (done || ordered) {
-        p->cached_bytes -= b->size;
-        b->state = B_LIVE;
+        hand_out_locked(p, b);
     } else {
         b->state = B_PENDING;
         push_front(p, b); /* the oldest is still running: newer ones are too */

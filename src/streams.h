@@ -183,6 +183,14 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f);
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);
 void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f);
 
+/* A fence that waits on nothing and holds nothing (recorded while every
+ * stream of its context was idle): done, with nothing to release, known
+ * without a call. */
+static inline bool ga_fence_empty(const ga_fence_t *f)
+{
+    return f->n == 0 && f->nmarks == 0 && !f->ev && !f->marks;
+}
+
 /* True when `later` completing implies `earlier` complete, known without
  * asking the driver: both of one context, `earlier` waits only on its legacy
  * stream event, and that record returned before `later`'s legacy record began
