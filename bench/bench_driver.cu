@@ -30,14 +30,32 @@ static const char ptx[] =
     ".version 8.0\n.target sm_80\n.address_size 64\n"
     ".visible .entry empty()\n{\n ret;\n}\n";
 
+/* The op is looked up once: string compares in the loop would be timed with
+ * calls as cheap as cuCtxGetCurrent (~12 ns). */
+enum op { OP_CTXGET, OP_LAUNCH, OP_DTOH, OP_RECORD, OP_QUERY_DONE, OP_LAUNCH_RECORD,
+          OP_LAUNCH_RECORD_QUERY, OP_ALLOC_FREE, N_OPS };
+static const char *const op_names[N_OPS] = {"ctxget", "launch", "dtoh", "record", "query-done",
+                                            "launch-record", "launch-record-query",
+                                            "alloc-free"};
+
+static enum op op_named(const char *name)
+{
+    for (int o = 0; o < N_OPS; o++)
+        if (!strcmp(name, op_names[o]))
+            return (enum op)o;
+    fprintf(stderr, "bench_driver: --op %s: expected one of ctxget, launch, dtoh, record, "
+                    "query-done, launch-record, launch-record-query, alloc-free\n", name);
+    exit(2);
+}
+
 int main(int argc, char **argv)
 {
-    const char *op = "launch";
+    enum op op = OP_LAUNCH;
     long count = 100000;
     size_t size = 4096;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--op"))
-            op = argv[i + 1];
+            op = op_named(argv[i + 1]);
         else if (!strcmp(argv[i], "--count"))
             count = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--size"))
@@ -62,27 +80,35 @@ int main(int argc, char **argv)
     for (int pass = 0; pass < 2; pass++) { /* warm-up, then the timed pass */
         double t0 = now_us();
         for (long i = 0; i < count; i++) {
-            if (!strcmp(op, "ctxget")) {
+            switch (op) {
+            case OP_CTXGET: {
                 CUcontext c;
                 CK(cuCtxGetCurrent(&c));
                 sum += c == ctx;
-            } else if (!strcmp(op, "dtoh")) {
+                break;
+            }
+            case OP_DTOH:
                 CK(cuMemcpyDtoH(&v, buf + 4 * (i % 1024), 4));
                 sum += v;
-            } else if (!strcmp(op, "record")) {
+                break;
+            case OP_RECORD:
                 CK(cuEventRecord(ev, NULL));
-            } else if (!strcmp(op, "query-done")) {
+                break;
+            case OP_QUERY_DONE:
                 CK(cuEventQuery(ev));
-            } else if (!strcmp(op, "alloc-free")) {
+                break;
+            case OP_ALLOC_FREE: {
                 CUdeviceptr p;
                 CK(cuMemAlloc(&p, size));
                 CK(cuMemFree(p));
                 sum += p != 0;
-            } else {
+                break;
+            }
+            default: /* the launch ops */
                 CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
-                if (!strncmp(op, "launch-record", 13))
+                if (op != OP_LAUNCH)
                     CK(cuEventRecord(ev, NULL));
-                if (!strcmp(op, "launch-record-query")) {
+                if (op == OP_LAUNCH_RECORD_QUERY) {
                     CUresult q = cuEventQuery(ev);
                     if (q != CUDA_SUCCESS && q != CUDA_ERROR_NOT_READY)
                         CK(q);
@@ -93,7 +119,7 @@ int main(int argc, char **argv)
         CK(cuCtxSynchronize());
         double t = now_us() - t0;
         if (pass == 1)
-            printf("result driver %.4f op=%s pending=%ld\n", t / count, op, pending);
+            printf("result driver %.4f op=%s pending=%ld\n", t / count, op_names[op], pending);
         pending = 0; /* the timed pass counts its own */
     }
     printf("digest: %016x\n", sum);
