@@ -94,6 +94,9 @@ void ga_rt_derive(ga_rt_t *rt)
     /* The epoch and the stream tracker cost a little on every call; only the
      * features that read them pay for them. */
     rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
+    /* Only coalescing reads the epoch: two atomic adds a writing call (four
+     * of a pool's alloc/free pair) are not paid for nothing. */
+    rt->epochs = rt->active && rt->cfg.coalesce;
     rt->tuning = rt->active && rt->cfg.tuner && *rt->cfg.tuner;
     rt->per_call = rt->track || rt->tuning || (rt->active && rt->cfg.graphs);
 }

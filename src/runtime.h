@@ -18,7 +18,8 @@ typedef struct ga_rt {
     ga_driver_t drv;
     ga_config_t cfg;
     bool active; /* false: pure pass-through (GPUACCEL=0, secure execution) */
-    bool track;  /* a feature uses the write epoch and stream tracker: keep them */
+    bool track;  /* a feature uses the stream tracker: keep it */
+    bool epochs; /* coalescing reads the write epoch: bump it */
     bool tuning; /* the tuner runs (GPUACCEL_TUNER): it tracks allocations */
     bool per_call; /* some feature acts on every intercepted call (track, tuning, graphs) */
 } ga_rt_t;

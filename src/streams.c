@@ -168,17 +168,19 @@ ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread)
     return st;
 }
 
+/* The stream's counter moves before the sequence: a thread that read the
+ * sequence after it moved sees the stream busy (ga_ctx_idle's cache). */
 void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
-    atomic_fetch_add_explicit(&ga_work_seq, 1, memory_order_acq_rel);
     if (h == GA_HIDDENSTREAM) { /* cannot tell which: every stream is presumed busy */
         ga_streams_note_untracked("cuLaunchCooperativeKernelMultiDevice names its streams "
                                   "inside its parameters");
-        return;
+    } else {
+        ga_stream_t *st = ga_stream_get(rt, h, per_thread);
+        if (st)
+            atomic_fetch_add_explicit(&st->work, 1, memory_order_acq_rel);
     }
-    ga_stream_t *st = ga_stream_get(rt, h, per_thread);
-    if (st)
-        atomic_fetch_add_explicit(&st->work, 1, memory_order_acq_rel);
+    atomic_fetch_add_explicit(&ga_work_seq, 1, memory_order_acq_rel);
 }
 
 ga_stream_mark_t ga_stream_mark(const ga_rt_t *rt, CUstream h, bool per_thread)
@@ -243,14 +245,30 @@ unsigned ga_streams_contexts(void)
     return n;
 }
 
+/* The last context this thread found idle, and the work sequence read before
+ * it looked: a stream turns busy only through ga_stream_note_work, which moves
+ * the sequence, so while it has not moved the context is still idle and the
+ * walk under the lock (one a pooled free) is skipped. */
+static __thread struct {
+    CUcontext ctx;
+    uint64_t seq;
+} idle_seen __attribute__((tls_model("initial-exec")));
+
 bool ga_ctx_idle(CUcontext ctx)
 {
-    bool idle = !atomic_load_explicit(&untracked, memory_order_relaxed);
+    if (atomic_load_explicit(&untracked, memory_order_relaxed))
+        return false;
+    uint64_t seq = ga_work_seq_read();
+    if (ctx && idle_seen.ctx == ctx && idle_seen.seq == seq)
+        return true;
+    bool idle = true;
     pthread_mutex_lock(&lock);
     for (ga_stream_t *st = table; st && idle; st = st->hh.next)
         if (st->ctx == ctx && ga_stream_busy(st))
             idle = false;
     pthread_mutex_unlock(&lock);
+    if (idle)
+        idle_seen.ctx = ctx, idle_seen.seq = seq;
     return idle;
 }
 
@@ -518,14 +536,23 @@ static bool record(const ga_rt_t *rt, ga_fence_t *f, CUstream s)
  * work of the blocking and per-thread streams) and one per busy non-blocking
  * stream, each with the marks of the streams it covers, so that its completion
  * declares them idle (and the next fence may be empty). */
+bool ga_fence_idle(CUcontext ctx, ga_fence_t *f)
+{
+    if (!ctx || !ga_ctx_idle(ctx))
+        return false;
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    return true;
+}
+
 bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
 {
+    if (ga_fence_idle(ctx, f)) /* the common case after a sync: no allocation either */
+        return true;
     memset(f, 0, sizeof *f);
     f->ctx = ctx;
     if (!f->ctx)
         return false;
-    if (ga_ctx_idle(f->ctx)) /* the common case after a sync: no allocation either */
-        return true;
     bool blind = atomic_load_explicit(&untracked, memory_order_relaxed);
     pthread_rwlock_rdlock(&use_lock);
     pthread_mutex_lock(&lock);

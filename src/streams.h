@@ -41,10 +41,10 @@ void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
  * write device memory. The bump before the call stops readers trusting data
  * it may overwrite; the one after invalidates anything a reader filled while
  * the call was being enqueued, before its stream was marked busy. Nothing is
- * kept when no feature reads it (rt->track). */
+ * kept when no feature reads it (rt->epochs, rt->track). */
 static inline void ga_work_begin(const ga_rt_t *rt, bool writes)
 {
-    if (rt->track && writes)
+    if (rt->epochs && writes)
         ga_epoch_bump();
 }
 
@@ -55,7 +55,7 @@ static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool p
         return;
     if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
         ga_stream_note_work(rt, s, per_thread);
-    if (writes)
+    if (writes && rt->epochs)
         ga_epoch_bump();
 }
 
@@ -179,6 +179,10 @@ typedef struct ga_fence {
  * pool's free path. False if events could not be recorded (the caller must
  * then treat the fence as never complete). */
 bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f);
+/* The same when every stream of `ctx` is idle, else false with `f` untouched:
+ * never calls the driver, so it may be called under another module's lock
+ * (the pool's, taken before this module's: the fork handlers' order). */
+bool ga_fence_idle(CUcontext ctx, ga_fence_t *f);
 /* True once every event has completed; errors count as not complete. */
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);
 void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f);

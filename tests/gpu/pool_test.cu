@@ -6,6 +6,9 @@
 //   meminfo    cudaMemGetInfo after a free shows the memory as free
 //   ipc        an IPC handle of a (reused) block opens in a second process
 //   contexts   two driver contexts allocate and free independently
+//   no_context a thread with no current context frees blocks (the driver frees
+//              a pointer in its own context whatever is current), once while
+//              a kernel runs and once idle; the memory is then reused
 // Prints one line per check; the library must not change any of them.
 #include <cuda.h>
 #include <pthread.h>
@@ -216,6 +219,58 @@ static void contexts()
     printf("contexts ok=%d\n", ok);
 }
 
+struct contextless {
+    CUdeviceptr p;
+    CUresult get, free;
+    bool none; /* no context was current on the freeing thread */
+};
+
+static void *free_without_context(void *arg)
+{
+    contextless *c = (contextless *)arg;
+    CUcontext cur = (CUcontext)1;
+    c->get = cuCtxGetCurrent(&cur);
+    c->none = cur == NULL;
+    c->free = cuMemFree(c->p);
+    return NULL;
+}
+
+static void no_context()
+{
+    const size_t n = 1 << 20;
+    int ok = 1;
+    contextless c[2];
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    unsigned *busy, *h = (unsigned *)malloc(n * 4);
+    CK(cudaMalloc(&busy, n * 4));
+    for (int k = 0; k < 2; k++) {
+        unsigned *x, *y;
+        CK(cudaMalloc(&x, n * 4));
+        fill<<<64, 256>>>(x, n, 7u);
+        if (k == 0) /* the context is busy while the free happens */
+            slow_fill<<<64, 256, 0, s>>>(busy, n, 1u, 50000000LL);
+        else
+            CK(cudaDeviceSynchronize());
+        c[k].p = (CUdeviceptr)x;
+        pthread_t t;
+        ok &= pthread_create(&t, NULL, free_without_context, &c[k]) == 0;
+        ok &= pthread_join(t, NULL) == 0;
+        CK(cudaMalloc(&y, n * 4));
+        fill<<<64, 256>>>(y, n, 1000u * (k + 1));
+        CK(cudaMemcpy(h, y, n * 4, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++)
+            ok &= h[i] == 1000u * (k + 1) + (unsigned)i;
+        CK(cudaFree(y));
+    }
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(busy));
+    CK(cudaStreamDestroy(s));
+    free(h);
+    printf("no_context get=%d,%d none=%d,%d free=%d,%d ok=%d\n", (int)c[0].get, (int)c[1].get,
+           (int)c[0].none, (int)c[1].none, (int)c[0].free, (int)c[1].free, ok);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--ipc-child"))
@@ -228,5 +283,6 @@ int main(int argc, char **argv)
     meminfo();
     ipc(argv[0]);
     contexts();
+    no_context();
     return 0;
 }

@@ -73,6 +73,7 @@ static void stub_runtime(ga_rt_t *rt)
     memset(rt, 0, sizeof *rt);
     rt->active = true;
     rt->track = true;
+    rt->epochs = true;
     rt->per_call = true;
     rt->drv.fn[GA_ID_cuCtxGetCurrent] = (void *)stub_ctx_get_current;
     rt->drv.fn[GA_ID_cuStreamGetFlags] = (void *)stub_stream_get_flags;

@@ -75,6 +75,30 @@ static CUresult stub_wait(CUstream s, CUevent e, unsigned flags)
 static CUresult stub_ipc(CUipcMemHandle *h, CUdeviceptr d) { (void)h; (void)d; return CUDA_SUCCESS; }
 static CUresult stub_memset(CUdeviceptr d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return CUDA_SUCCESS; }
 
+/* Context switches for fences recorded in a block's own context. */
+static CUcontext pushed_from;
+static int pushes;
+static CUresult stub_push(CUcontext c)
+{
+    pushed_from = stub_current;
+    stub_current = c;
+    pushes++;
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_pop(CUcontext *c)
+{
+    *c = stub_current;
+    stub_current = pushed_from;
+    return CUDA_SUCCESS;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    CUdeviceptr x = *(const CUdeviceptr *)a, y = *(const CUdeviceptr *)b;
+    return (x > y) - (x < y);
+}
+
 static CUdeviceptr alloc(ga_rt_t *rt, size_t n)
 {
     CUdeviceptr d = 0;
@@ -134,6 +158,23 @@ int main(void)
     recorded = stub_events_recorded;
     CHECK(release(&rt, b) == CUDA_SUCCESS && stub_events_recorded == recorded);
     CHECK(alloc(&rt, 1010) == b);
+
+    /* freed with no context current (the driver frees a pointer in its own
+     * context whatever is current): kept, and its fence recorded there */
+    CUcontext mine = stub_current;
+    rt.drv.fn[GA_ID_cuCtxPushCurrent_v2] = (void *)stub_push;
+    rt.drv.fn[GA_ID_cuCtxPopCurrent_v2] = (void *)stub_pop;
+    stub_current = NULL;
+    CHECK(release(&rt, b) == CUDA_SUCCESS && real_frees == 0 && pushes == 0);
+    stub_current = mine;
+    CHECK(alloc(&rt, 1010) == b && real_allocs == 2);
+    ga_stream_note_work(&rt, NULL, false);
+    recorded = stub_events_recorded;
+    stub_current = NULL;
+    CHECK(release(&rt, b) == CUDA_SUCCESS && real_frees == 0);
+    CHECK(pushes == 1 && stub_current == NULL && stub_events_recorded == recorded + 1);
+    stub_current = mine;
+    CHECK(alloc(&rt, 1010) == b && real_allocs == 2);
 
     /* the driver's answers: double free, foreign pointers, zero, meminfo */
     CHECK(release(&rt, b) == CUDA_SUCCESS);
@@ -246,6 +287,41 @@ int main(void)
     CHECK(waits == 1 && waited_on[0] == (CUstream)&stub_streams[6]);
     stub_event_pending = 0;
     release(&rt, u);
+
+    /* many blocks, freed on an idle context: each is found again by its
+     * address (the table's hash) and queued without a fence */
+    enum { MANY = 150 };
+    ga_pool_stats_t ps;
+    ga_ctx_mark_t idle = ga_ctx_mark(&rt, stub_current);
+    ga_ctx_mark_idle(&idle, true);
+    recorded = stub_events_recorded;
+    CUdeviceptr many[MANY], again[MANY];
+    size_t sizes[MANY];
+    for (int i = 0; i < MANY; i++)
+        many[i] = alloc(&rt, sizes[i] = 256 + (size_t)(rand() % 3000));
+    allocs = real_allocs;
+    frees = real_frees;
+    for (int i = 0; i < MANY; i++)
+        CHECK(many[i] && release(&rt, many[i]) == CUDA_SUCCESS);
+    for (int i = 0; i < MANY; i++)
+        CHECK(release(&rt, many[i]) == CUDA_ERROR_INVALID_VALUE); /* each a double free */
+    CHECK(real_frees == frees && stub_events_recorded == recorded);
+    ga_pool_stats(&ps);
+    uint64_t hits0 = ps.hits;
+    for (int i = MANY; i-- > 0;) { /* the same sizes, in the other order */
+        size_t got = 0;
+        CUdeviceptr at = 0;
+        again[i] = alloc(&rt, sizes[i]);
+        CHECK(ga_hook_addr_range(&rt, GA_ID_cuMemGetAddressRange_v2, &at, &got, again[i]) ==
+              CUDA_SUCCESS && at == again[i] && got == sizes[i]);
+    }
+    ga_pool_stats(&ps);
+    CHECK(real_allocs == allocs && ps.hits == hits0 + MANY); /* every one a hit */
+    qsort(many, MANY, sizeof many[0], cmp_ptr);
+    qsort(again, MANY, sizeof again[0], cmp_ptr);
+    CHECK(memcmp(many, again, sizeof many) == 0); /* the same blocks came back */
+    for (int i = 0; i < MANY; i++)
+        CHECK(release(&rt, again[i]) == CUDA_SUCCESS);
 
     /* pool off: pure pass-through */
     rt.cfg.pool = false;

@@ -7,6 +7,13 @@
 #include "streams.h"
 #include "stub_driver.h"
 
+/* Work on the blocking stream, enqueued by a thread of its own. */
+static void *work_elsewhere(void *arg)
+{
+    ga_stream_note_work(arg, (CUstream)&stub_streams[0], false);
+    return NULL;
+}
+
 int main(void)
 {
     static ga_rt_t rt;
@@ -52,6 +59,20 @@ int main(void)
     cm = ga_ctx_mark(&rt, stub_current);
     ga_ctx_mark_idle(&cm, true);
     CHECK(ga_ctx_idle(stub_current));
+
+    /* this thread's idle answer is cached: work from another thread voids it */
+    CHECK(ga_ctx_idle(stub_current));
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, work_elsewhere, &rt) == 0);
+    CHECK(pthread_join(other, NULL) == 0);
+    CHECK(!ga_ctx_idle(stub_current));
+    ga_fence_t busy_f;
+    memset(&busy_f, 0x5a, sizeof busy_f);
+    CHECK(!ga_fence_idle(stub_current, &busy_f) && busy_f.n == 0x5a5a5a5au); /* untouched */
+    cm = ga_ctx_mark(&rt, stub_current);
+    ga_ctx_mark_idle(&cm, true);
+    CHECK(ga_fence_idle(stub_current, &busy_f) && ga_fence_empty(&busy_f));
+    CHECK(busy_f.ctx == stub_current);
 
     /* fences: empty on an idle context */
     ga_fence_t f;
