@@ -11,8 +11,14 @@
  * returned. Blocks freed while a stream capture is under way, blocks with an
  * IPC handle, and pitched allocations go straight to the driver.
  *
- * Owns: `blocks` (every block the pool owns, by address) and `pools` (per
- * context: cached blocks per class, oldest first), both under `lock`.
+ * A thread's own free-then-allocate takes no lock: a block of up to 1 MiB that
+ * a thread frees while its context is idle (the fence would be empty) goes to
+ * that thread's cache, and its next allocation of the class takes it back
+ * from there (see "thread caches" below for how other threads stay safe).
+ *
+ * Owns: `blocks` (every block the pool owns, by address), `pools` (per
+ * context: cached blocks per class, oldest first) and the list of thread
+ * caches, all under `lock`; each block's ownership word (atomic).
  * Must never: call the driver while holding `lock`; hand out a block whose
  * fence has not completed; change an error code the driver would return.
  * Prior art, read not copied: PyTorch's CUDACachingAllocator (event-guarded
@@ -55,17 +61,28 @@ enum {
     N_CLASSES = 1 + (MAX_CLASS_LOG2 - 8) * 8,
 };
 
-typedef enum { B_LIVE, B_PENDING, B_CHECKING } bstate_t;
+/* live: the program has it; pending: in its context's pool behind a fence;
+ * checking: taken from the pool while its fence is asked about; held: in a
+ * thread cache; dead: not a block (a spare record). */
+typedef enum { B_LIVE, B_PENDING, B_CHECKING, B_HELD, B_DEAD } bstate_t;
 
+/* The fields other than `own` and `requested` are written under `lock` only,
+ * when a record takes on a block. Records are never freed, only reused
+ * (spare_blocks): a thread cache may still name one it let go of. */
 typedef struct block {
     CUdeviceptr ptr;
     size_t size;      /* what the driver allocated */
-    size_t requested; /* while live: what the program asked for */
+    _Atomic size_t requested; /* while live: what the program asked for */
     CUcontext ctx;
     int cls;          /* size class, or -1: freed for real, never cached */
-    bstate_t state;
+    /* version << 32 | holder << 8 | state. Every change bumps the version, so
+     * a compare-and-swap against a value read earlier fails if the block
+     * changed at all in between (no ABA): a thread cache acts on a block it
+     * only remembers, without the lock. holder: the id of the thread cache
+     * whose thread a live block was handed to, or that holds it (0: none). */
+    _Atomic uint64_t own;
     bool exported;    /* an IPC handle was taken: freed for real */
-    ga_fence_t fence; /* while pending */
+    ga_fence_t fence; /* while pending; empty while live or held */
     struct block *next;
     UT_hash_handle hh;
 } block_t;
@@ -92,6 +109,7 @@ enum { MAX_OUTSTANDING = 1024, MAX_NONBLOCKING = 64, QUERY_AFTER = 8 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static block_t *blocks;             /* guarded by lock */
+static block_t *spare_blocks;       /* guarded by lock: records to reuse */
 static pool_t *pools;               /* guarded by lock */
 static outstanding_t *outstanding;  /* guarded by lock, newest first */
 static unsigned n_outstanding;      /* guarded by lock */
@@ -122,7 +140,77 @@ size_t ga_pool_class_bytes(int c)
     return ((size_t)1 << e) + (size_t)(k + 1) * ((size_t)1 << (e - 3));
 }
 
+/* ---- block ownership ------------------------------------------------------------ */
+
+static uint64_t own_next(uint64_t cur, unsigned holder, bstate_t s)
+{
+    return (((cur >> 32) + 1) << 32) | (uint64_t)holder << 8 | (uint64_t)s;
+}
+
+static bstate_t own_state(uint64_t o)
+{
+    return (bstate_t)(o & 0xff);
+}
+
+static unsigned own_holder(uint64_t o)
+{
+    return (unsigned)(o >> 8) & 0xffffff;
+}
+
+static bstate_t state_of(block_t *b)
+{
+    return own_state(atomic_load_explicit(&b->own, memory_order_acquire));
+}
+
+/* Under lock, for a block no thread cache can be changing: pending,
+ * checking, dead, or a record just taken on. Returns the new word. */
+static uint64_t set_state_locked(block_t *b, unsigned holder, bstate_t s)
+{
+    uint64_t o = own_next(atomic_load_explicit(&b->own, memory_order_relaxed), holder, s);
+    atomic_store_explicit(&b->own, o, memory_order_release);
+    return o;
+}
+
+/* Move a live block to (holder, s) whoever holds it; false if it is not live
+ * (freed already, perhaps a moment ago by its holder's cache). */
+static bool move_live(block_t *b, bool keep_holder, bstate_t s)
+{
+    uint64_t o = atomic_load_explicit(&b->own, memory_order_acquire);
+    while (own_state(o) == B_LIVE)
+        if (atomic_compare_exchange_weak_explicit(&b->own, &o,
+                                                  own_next(o, keep_holder ? own_holder(o) : 0, s),
+                                                  memory_order_acq_rel, memory_order_acquire))
+            return true;
+    return false;
+}
+
 /* ---- bookkeeping (all under lock) -------------------------------------------- */
+
+/* A record for a new block: a spare one, or a new one (NULL if out of memory). */
+static block_t *record_locked(CUdeviceptr ptr, size_t size, CUcontext ctx, int cls)
+{
+    block_t *b = spare_blocks;
+    if (b)
+        spare_blocks = b->next;
+    else if (!(b = calloc(1, sizeof *b)))
+        return NULL;
+    b->ptr = ptr;
+    b->size = size;
+    b->ctx = ctx;
+    b->cls = cls;
+    b->exported = false;
+    memset(&b->fence, 0, sizeof b->fence);
+    b->next = NULL;
+    return b;
+}
+
+/* The record no longer stands for a block (out of `blocks` already). */
+static void recycle_locked(block_t *b)
+{
+    set_state_locked(b, 0, B_DEAD);
+    b->next = spare_blocks;
+    spare_blocks = b;
+}
 
 static pool_t *pool_of(CUcontext ctx, bool create)
 {
@@ -194,14 +282,18 @@ static block_t *drain_locked(pool_t *p, size_t keep)
 static void free_for_real(const ga_rt_t *rt, block_t *list)
 {
     __typeof__(&cuMemFree_v2) mfree = GA_REAL(rt, GA_ID_cuMemFree_v2, cuMemFree_v2);
-    while (list) {
-        block_t *b = list;
-        list = b->next;
+    for (block_t *b = list; b; b = b->next) {
         if (mfree && mfree(b->ptr) != CUDA_SUCCESS)
             ga_debug("pool: freeing cached block %#llx failed", (unsigned long long)b->ptr);
         ga_fence_release(rt, &b->fence);
-        free(b);
     }
+    pthread_mutex_lock(&lock);
+    while (list) {
+        block_t *b = list;
+        list = b->next;
+        recycle_locked(b);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 static size_t limit_for(const ga_rt_t *rt)
@@ -362,17 +454,307 @@ void ga_pool_stream_created(const ga_rt_t *rt, CUstream s)
     pthread_mutex_unlock(&lock);
 }
 
-/* A cached block leaves the cache, live again (under lock). */
-static void hand_out_locked(pool_t *p, block_t *b)
+static bool pooling(const ga_rt_t *rt)
+{
+    return rt->cfg.pool && !ga_serving_off();
+}
+
+/* ---- thread caches ---------------------------------------------------------------
+ *
+ * Each thread that allocates has a cache: up to TC_SLOTS blocks a class, of
+ * classes up to 1 MiB, all of one context, at most `cap` bytes, that the
+ * thread itself freed while their context was idle (so their fence is empty:
+ * they may be handed out at once), and a small table of the blocks handed to
+ * it, by address, so that its free finds the block without the lock.
+ *
+ * Only the owner thread reads or writes its slots and table. Other threads
+ * reach held blocks through `blocks` (under the lock): a free of a held block
+ * is a double free, and a thread that needs the memory (allocation failure,
+ * context destroyed) takes a held block back by swapping its ownership word.
+ * Every move of a block in or out of a cache is a compare-and-swap of that
+ * word against the value the owner saw when it last moved the block, so a
+ * slot or table entry whose block was taken back (or whose record was reused
+ * since) fails its swap and is dropped: a record is never freed.
+ * Why not a lock per thread: a lock costs two atomic operations, the swap
+ * one, on a path whose whole cost is a few of them. mimalloc's and glibc's
+ * thread caches, and PyTorch's per-stream free lists, are the prior art. */
+enum { TC_CLASSES = 97 /* classes up to 1 MiB */, TC_SLOTS = 4, TC_LIVE = 64 };
+/* The most a thread cache holds: 4 MiB, and 1/16 of its pool's limit. */
+#define TC_BYTES ((size_t)4 << 20)
+
+typedef struct tc_ref {
+    block_t *b;
+    uint64_t own; /* the word as this thread last set it */
+    CUdeviceptr ptr;
+} tc_ref_t;
+
+typedef struct tcache {
+    unsigned id;                  /* holder id, never reused */
+    uint64_t gen;                 /* tc_gen when made: a fork child drops its inherited one */
+    _Atomic(CUcontext) ctx;       /* of every held block; written by the owner only */
+    uint64_t bound;               /* bind_gen when ctx and cap were set */
+    size_t cap;                   /* bytes it may hold in ctx */
+    size_t held;                  /* bytes in the slots, taken-back ones included until seen */
+    unsigned n[TC_CLASSES];
+    tc_ref_t slot[TC_CLASSES][TC_SLOTS];
+    struct {
+        tc_ref_t ref;
+        CUcontext ctx;
+        int cls;
+    } live[TC_LIVE];               /* blocks handed to this thread, by address */
+    /* For other threads to read: written by the owner only (hits, held_pub),
+     * or under `lock` (taken: bytes of held blocks others took back). */
+    _Atomic uint64_t hits;
+    _Atomic size_t held_pub, taken;
+    struct tcache *next;          /* guarded by lock */
+} tcache_t;
+
+static __thread tcache_t *my_cache __attribute__((tls_model("initial-exec")));
+static tcache_t *tcaches;          /* guarded by lock */
+static unsigned next_tc_id = 1;    /* guarded by lock */
+static uint64_t retired_hits;      /* guarded by lock: hits of caches whose thread ended */
+static _Atomic uint64_t tc_gen;    /* bumped in a fork child */
+static _Atomic uint64_t bind_gen;  /* bumped when a pool is made or goes: caches bind again */
+static pthread_key_t tc_key;
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
+static bool tc_key_ok;
+
+static void tc_detach(void *arg);
+
+static void tc_key_init(void)
+{
+    tc_key_ok = pthread_key_create(&tc_key, tc_detach) == 0;
+}
+
+static tcache_t *tc_by_id_locked(unsigned id)
+{
+    for (tcache_t *tc = tcaches; tc; tc = tc->next)
+        if (tc->id == id)
+            return tc;
+    return NULL;
+}
+
+/* This thread's cache, made on first use; NULL if it cannot be had. */
+static tcache_t *thread_cache(void)
+{
+    tcache_t *tc = my_cache;
+    if (GA_LIKELY(tc && tc->gen == atomic_load_explicit(&tc_gen, memory_order_relaxed)))
+        return tc;
+    my_cache = NULL; /* one inherited through fork names the parent's blocks: dropped */
+    if (pthread_once(&tc_once, tc_key_init) != 0 || !tc_key_ok || !(tc = calloc(1, sizeof *tc)))
+        return NULL;
+    pthread_mutex_lock(&lock);
+    bool ok = next_tc_id < 0xffffff;
+    if (ok) {
+        tc->id = next_tc_id++;
+        tc->gen = atomic_load(&tc_gen);
+        tc->next = tcaches;
+        tcaches = tc;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok) {
+        free(tc);
+        return NULL;
+    }
+    pthread_setspecific(tc_key, tc);
+    my_cache = tc;
+    return tc;
+}
+
+static unsigned holder_of(const tcache_t *tc)
+{
+    return tc ? tc->id : 0;
+}
+
+static unsigned live_index(CUdeviceptr p)
+{
+    return (unsigned)((p * 0x9E3779B97F4A7C15ull) >> 58); /* TC_LIVE = 64 entries */
+}
+
+/* A block was handed to this thread with word `own`. */
+static void note_live(tcache_t *tc, block_t *b, uint64_t own, CUcontext ctx, int c)
+{
+    if (!tc || c < 0 || c >= TC_CLASSES)
+        return;
+    unsigned i = live_index(b->ptr);
+    tc->live[i].ref = (tc_ref_t){b, own, b->ptr};
+    tc->live[i].ctx = ctx;
+    tc->live[i].cls = c;
+}
+
+static void publish_held(tcache_t *tc)
+{
+    atomic_store_explicit(&tc->held_pub, tc->held, memory_order_relaxed);
+}
+
+/* Empty this thread's cache into the pools (under lock): the blocks' fences
+ * are empty. Blocks another thread took back are only forgotten. */
+static void flush_locked(tcache_t *tc)
+{
+    for (int c = 0; c < TC_CLASSES; c++) {
+        for (unsigned i = 0; i < tc->n[c]; i++) {
+            tc_ref_t r = tc->slot[c][i];
+            pool_t *p;
+            if (atomic_compare_exchange_strong(&r.b->own, &r.own, own_next(r.own, 0, B_PENDING))) {
+                if ((p = pool_of(r.b->ctx, true))) { /* its pool exists: blocks keep theirs */
+                    push_back(p, r.b);
+                    p->cached_bytes += r.b->size;
+                }
+            } else { /* taken back, counted then at its class's size (the record may be reused) */
+                atomic_fetch_sub_explicit(&tc->taken, ga_pool_class_bytes(c), memory_order_relaxed);
+            }
+        }
+        tc->n[c] = 0;
+    }
+    tc->held = 0;
+    publish_held(tc);
+}
+
+/* Bind this thread's cache to ctx, with its pool's limit (emptying it first
+ * if it held blocks of another binding). False while that limit is unknown. */
+static bool bind(tcache_t *tc, CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    flush_locked(tc);
+    pool_t *p = pool_of(ctx, false);
+    size_t limit = p ? p->limit : SIZE_MAX;
+    tc->cap = limit == SIZE_MAX ? 0 : limit / 16 < TC_BYTES ? limit / 16 : TC_BYTES;
+    tc->bound = atomic_load(&bind_gen);
+    atomic_store_explicit(&tc->ctx, ctx, memory_order_relaxed);
+    pthread_mutex_unlock(&lock);
+    return tc->cap > 0;
+}
+
+/* A free of a block handed to this thread, its context idle: into the cache,
+ * no lock. False: the caller takes the locked path. */
+static bool free_fast(const ga_rt_t *rt, CUdeviceptr dptr)
+{
+    tcache_t *tc = my_cache;
+    if (!tc || tc->gen != atomic_load_explicit(&tc_gen, memory_order_relaxed))
+        return false;
+    unsigned i = live_index(dptr);
+    tc_ref_t r = tc->live[i].ref;
+    if (r.ptr != dptr || !r.b)
+        return false;
+    tc->live[i].ref.ptr = 0; /* freed now, one way or the other */
+    int c = tc->live[i].cls;
+    CUcontext ctx = tc->live[i].ctx;
+    size_t bytes = ga_pool_class_bytes(c);
+    if (!pooling(rt) || rt->cfg.pool_poison || !ga_ctx_idle(ctx))
+        return false;
+    if (GA_UNLIKELY(atomic_load_explicit(&tc->ctx, memory_order_relaxed) != ctx ||
+                    tc->bound != atomic_load_explicit(&bind_gen, memory_order_relaxed)) &&
+        !bind(tc, ctx))
+        return false;
+    if (tc->n[c] == TC_SLOTS || tc->held + bytes > tc->cap)
+        return false;
+    uint64_t held = own_next(r.own, tc->id, B_HELD);
+    if (!atomic_compare_exchange_strong_explicit(&r.b->own, &r.own, held, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return false; /* not as handed out any more (exported, freed already): the lock decides */
+    tc->slot[c][tc->n[c]++] = (tc_ref_t){r.b, held, dptr};
+    tc->held += bytes;
+    publish_held(tc);
+    return true;
+}
+
+/* A held block of class c in ctx, or NULL. */
+static block_t *alloc_fast(tcache_t *tc, CUcontext ctx, int c, uint64_t *own)
+{
+    if (c >= TC_CLASSES || tc->n[c] == 0 ||
+        atomic_load_explicit(&tc->ctx, memory_order_relaxed) != ctx)
+        return NULL;
+    size_t bytes = ga_pool_class_bytes(c);
+    block_t *b = NULL;
+    while (!b && tc->n[c] > 0) {
+        tc_ref_t r = tc->slot[c][--tc->n[c]];
+        tc->held -= bytes;
+        *own = own_next(r.own, tc->id, B_LIVE);
+        if (atomic_compare_exchange_strong_explicit(&r.b->own, &r.own, *own,
+                                                    memory_order_acq_rel, memory_order_relaxed))
+            b = r.b;
+        else /* another thread took it back, and counted it in `taken` */
+            atomic_fetch_sub_explicit(&tc->taken, bytes, memory_order_relaxed);
+    }
+    publish_held(tc);
+    if (b)
+        atomic_store_explicit(&tc->hits, atomic_load_explicit(&tc->hits, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    return b;
+}
+
+/* Take a held block back from its thread's cache (under lock); false if its
+ * thread took it first. The block is then pending, with no holder. */
+static bool take_back_locked(block_t *b)
+{
+    uint64_t o = atomic_load_explicit(&b->own, memory_order_acquire);
+    if (own_state(o) != B_HELD ||
+        !atomic_compare_exchange_strong(&b->own, &o, own_next(o, 0, B_PENDING)))
+        return false;
+    tcache_t *tc = tc_by_id_locked(own_holder(o));
+    if (tc)
+        atomic_fetch_add_explicit(&tc->taken, b->size, memory_order_relaxed);
+    return true;
+}
+
+/* Every held block of ctx, taken back and out of `blocks`, as a list. */
+static block_t *take_back_all_locked(CUcontext ctx)
+{
+    block_t *out = NULL, *b, *tmp;
+    HASH_ITER(hh, blocks, b, tmp)
+        if (b->ctx == ctx && take_back_locked(b)) {
+            HASH_DEL(blocks, b);
+            b->next = out;
+            out = b;
+        }
+    return out;
+}
+
+/* Bytes the thread caches hold in ctx. */
+static size_t held_in_locked(CUcontext ctx)
+{
+    size_t sum = 0;
+    for (tcache_t *tc = tcaches; tc; tc = tc->next) {
+        size_t h = atomic_load_explicit(&tc->held_pub, memory_order_relaxed);
+        size_t t = atomic_load_explicit(&tc->taken, memory_order_relaxed);
+        if ((!ctx || atomic_load_explicit(&tc->ctx, memory_order_relaxed) == ctx) && h > t)
+            sum += h - t;
+    }
+    return sum;
+}
+
+/* The thread ends: its held blocks go to their pools (their fences are
+ * empty), its count of hits to retired_hits. */
+static void tc_detach(void *arg)
+{
+    tcache_t *tc = arg;
+    my_cache = NULL; /* a later call on this thread (another destructor) makes a new one */
+    pthread_mutex_lock(&lock);
+    flush_locked(tc);
+    for (tcache_t **pp = &tcaches; *pp; pp = &(*pp)->next)
+        if (*pp == tc) {
+            *pp = tc->next;
+            break;
+        }
+    retired_hits += atomic_load(&tc->hits);
+    pthread_mutex_unlock(&lock);
+    free(tc);
+}
+
+/* ---- the locked path -------------------------------------------------------------- */
+
+/* A cached block leaves the cache, live again, handed to `holder` (under lock). */
+static uint64_t hand_out_locked(pool_t *p, block_t *b, unsigned holder)
 {
     p->cached_bytes -= b->size;
-    b->state = B_LIVE;
     hits++;
+    return set_state_locked(b, holder, B_LIVE);
 }
 
 /* A cached block of class c in ctx, or NULL: one whose fence completed, or
- * one whose later uses could be ordered after its fence. */
-static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
+ * one whose later uses could be ordered after its fence. *own: its word. */
+static block_t *take_cached(const ga_rt_t *rt, const tcache_t *tc, CUcontext ctx, int c,
+                            uint64_t *own)
 {
     pthread_mutex_lock(&lock);
     pool_t *p = pool_of(ctx, false);
@@ -380,26 +762,26 @@ static block_t *take_cached(const ga_rt_t *rt, CUcontext ctx, int c)
     /* Freed while its context was idle: nothing to ask, one critical section. */
     bool empty = b && ga_fence_empty(&b->fence);
     if (b && empty)
-        hand_out_locked(p, b);
+        *own = hand_out_locked(p, b, holder_of(tc));
     else if (b)
-        b->state = B_CHECKING;
+        set_state_locked(b, 0, B_CHECKING);
     pthread_mutex_unlock(&lock);
     if (!b || empty)
         return b;
     bool done = ga_fence_done(rt, &b->fence); /* driver calls: outside the lock */
     bool ordered = !done && order_after(rt, b);
+    if (done)
+        ga_fence_release(rt, &b->fence); /* a live block's fence is empty */
     pthread_mutex_lock(&lock);
     if (done || ordered) {
-        hand_out_locked(p, b);
+        *own = hand_out_locked(p, b, holder_of(tc));
         early += ordered;
     } else {
-        b->state = B_PENDING;
+        set_state_locked(b, 0, B_PENDING);
         push_front(p, b); /* the oldest is still running: newer ones are too */
         b = NULL;
     }
     pthread_mutex_unlock(&lock);
-    if (b && done)
-        ga_fence_release(rt, &b->fence);
     if (b && ordered)
         prune_outstanding(rt, false);
     return b;
@@ -416,46 +798,47 @@ static void poison(const ga_rt_t *rt, const block_t *b)
         sync(CU_STREAM_LEGACY);
 }
 
-static bool remember(CUdeviceptr ptr, size_t size, size_t requested, CUcontext ctx, int cls)
+/* A new block from the driver, live, handed to `holder`; NULL if no record
+ * could be had (the block is then a plain allocation, unknown to the pool). */
+static block_t *remember(CUdeviceptr ptr, size_t size, size_t requested, CUcontext ctx, int cls,
+                         unsigned holder, uint64_t *own)
 {
-    block_t *b = calloc(1, sizeof *b);
-    if (!b)
-        return false;
-    b->ptr = ptr;
-    b->size = size;
-    b->requested = requested;
-    b->ctx = ctx;
-    b->cls = cls;
-    b->state = B_LIVE;
     pthread_mutex_lock(&lock);
-    HASH_ADD(hh, blocks, ptr, sizeof b->ptr, b);
+    block_t *b = record_locked(ptr, size, ctx, cls);
+    if (b) {
+        atomic_store_explicit(&b->requested, requested, memory_order_relaxed);
+        *own = set_state_locked(b, holder, B_LIVE);
+        HASH_ADD(hh, blocks, ptr, sizeof b->ptr, b);
+    }
     pthread_mutex_unlock(&lock);
-    return true;
+    return b;
 }
 
-/* Give every cached block of ctx back to the driver (allocation failed). */
+/* Give every cached block of ctx back to the driver (allocation failed),
+ * those thread caches hold included. */
 static void release_cache(const ga_rt_t *rt, CUcontext ctx)
 {
     pthread_mutex_lock(&lock);
     pool_t *p = pool_of(ctx, false);
-    block_t *list = p ? drain_locked(p, 0) : NULL;
+    block_t *list = p ? drain_locked(p, 0) : NULL, *held = take_back_all_locked(ctx);
     pthread_mutex_unlock(&lock);
+    while (held) { /* one list */
+        block_t *b = held;
+        held = b->next;
+        b->next = list;
+        list = b;
+    }
     if (list) {
         atomic_fetch_add(&releases, 1);
         free_for_real(rt, list);
     }
 }
 
-static bool pooling(const ga_rt_t *rt)
-{
-    return rt->cfg.pool && !ga_serving_off();
-}
-
 static size_t cached_in(CUcontext ctx)
 {
     pthread_mutex_lock(&lock);
     pool_t *p = pool_of(ctx, false);
-    size_t n = p ? p->cached_bytes : 0;
+    size_t n = (p ? p->cached_bytes : 0) + held_in_locked(ctx);
     pthread_mutex_unlock(&lock);
     return n;
 }
@@ -480,11 +863,17 @@ static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, si
         return r;
     }
     ga_work_begin(rt, true);
-    block_t *b = take_cached(rt, ctx, c);
+    /* Poisoning fills every reused block: only the locked path does it. */
+    tcache_t *tc = rt->cfg.pool_poison ? NULL : thread_cache();
+    uint64_t own = 0;
+    block_t *b = tc ? alloc_fast(tc, ctx, c, &own) : NULL;
+    if (!b)
+        b = take_cached(rt, tc, ctx, c, &own);
     if (b) {
-        b->requested = bytesize;
+        atomic_store_explicit(&b->requested, bytesize, memory_order_relaxed);
         if (rt->cfg.pool_poison)
             poison(rt, b);
+        note_live(tc, b, own, ctx, c);
         *dptr = b->ptr;
         ga_work_end(rt, CUDA_SUCCESS, GA_NOSTREAM, false, true);
         return CUDA_SUCCESS;
@@ -500,8 +889,9 @@ static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, si
         r = real(dptr, bytesize); /* the class rounding may be what does not fit */
         size = bytesize, c = -1;
     }
-    if (r == CUDA_SUCCESS)
-        (void)remember(*dptr, size, bytesize, ctx, c); /* untracked: a plain allocation */
+    /* Without a record it is a plain allocation, freed by the driver. */
+    if (r == CUDA_SUCCESS && (b = remember(*dptr, size, bytesize, ctx, c, holder_of(tc), &own)))
+        note_live(tc, b, own, ctx, c);
     return r;
 }
 
@@ -555,20 +945,25 @@ static bool keep_block(const ga_rt_t *rt, CUdeviceptr dptr, CUresult *err)
     pthread_mutex_lock(&lock);
     block_t *b;
     HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
-    if (b && b->state != B_LIVE) {
+    if (!b) {
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
+    bool keep = b->cls >= 0 && !b->exported && pooling(rt);
+    /* Whoever holds it: its thread may be freeing it in its cache right now,
+     * and then this free is the second. */
+    if (!move_live(b, false, keep ? B_PENDING : B_DEAD)) {
         pthread_mutex_unlock(&lock);
         /* what the driver says to a double free, or to anything after a fault */
         *err = ga_faulted() ? ga_fault_code() : CUDA_ERROR_INVALID_VALUE;
         return true;
     }
-    if (!b || b->cls < 0 || b->exported || !pooling(rt)) {
-        if (b)
-            HASH_DEL(blocks, b);
+    if (!keep) {
+        HASH_DEL(blocks, b);
+        recycle_locked(b);
         pthread_mutex_unlock(&lock);
-        free(b);
         return false;
     }
-    b->state = B_PENDING;
     pool_t *p = pool_of(b->ctx, true);
     if (p && p->limit != SIZE_MAX && ga_fence_idle(b->ctx, &b->fence)) {
         block_t *victims = queue_locked(p, b);
@@ -595,12 +990,14 @@ static bool keep_block(const ga_rt_t *rt, CUdeviceptr dptr, CUresult *err)
     pthread_mutex_lock(&lock);
     if (!fenced) { /* cannot prove when it is safe: let the driver free it */
         HASH_DEL(blocks, b);
+        recycle_locked(b);
         pthread_mutex_unlock(&lock);
-        free(b);
         return false;
     }
-    if (new_pool)
+    if (new_pool) {
         p->limit = limit;
+        atomic_fetch_add(&bind_gen, 1); /* thread caches learn the limit */
+    }
     block_t *victims = queue_locked(p, b);
     pthread_mutex_unlock(&lock);
     trim(rt, victims);
@@ -612,10 +1009,10 @@ CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
     uint64_t t0 = ga_profile_t0();
     ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
-    CUresult r;
+    CUresult r = CUDA_SUCCESS;
     /* No current context is needed: the driver frees a pointer in its owning
      * context whatever is current (none included), and so does the pool. */
-    if (!(rt->cfg.pool && dptr && keep_block(rt, dptr, &r)))
+    if (!(rt->cfg.pool && dptr && (free_fast(rt, dptr) || keep_block(rt, dptr, &r))))
         r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
     ga_work_end(rt, r, GA_NOSTREAM, false, true);
     ga_profile_free_done(t0, r, dptr);
@@ -673,8 +1070,9 @@ CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, s
     pthread_mutex_lock(&lock);
     block_t *b;
     HASH_FIND(hh, blocks, &base, sizeof base, b);
-    if (b && b->state == B_LIVE && dptr < base + b->requested)
-        *psize = b->requested;
+    size_t asked = b ? atomic_load_explicit(&b->requested, memory_order_relaxed) : 0;
+    if (b && state_of(b) == B_LIVE && dptr < base + asked)
+        *psize = asked;
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -689,8 +1087,11 @@ CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle,
         pthread_mutex_lock(&lock);
         block_t *b;
         HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
-        if (b)
+        if (b) {
             b->exported = true;
+            /* The word moves: its thread's cache no longer takes it on a free. */
+            move_live(b, true, B_LIVE);
+        }
         pthread_mutex_unlock(&lock);
     }
     return r;
@@ -704,9 +1105,10 @@ void ga_pool_ctx_gone(CUcontext ctx)
     block_t *b, *tmp;
     HASH_ITER(hh, blocks, b, tmp)
         if (b->ctx == ctx) {
+            take_back_locked(b); /* a thread cache's: counted as taken */
             HASH_DEL(blocks, b);
             ga_fence_drop(&b->fence); /* the driver freed the memory and the events */
-            free(b);
+            recycle_locked(b);
         }
     for (outstanding_t **op = &outstanding; *op;) {
         outstanding_t *o = *op;
@@ -720,6 +1122,7 @@ void ga_pool_ctx_gone(CUcontext ctx)
             op = &o->next;
         }
     }
+    atomic_fetch_add(&bind_gen, 1); /* thread caches bound to it bind again */
     for (pool_t **pp = &pools; *pp; pp = &(*pp)->next)
         if ((*pp)->ctx == ctx) {
             pool_t *dead = *pp;
@@ -737,10 +1140,13 @@ void ga_pool_stats(ga_pool_stats_t *s)
     s->releases = atomic_load(&releases);
     s->cached_bytes = 0;
     pthread_mutex_lock(&lock);
-    s->hits = hits;
+    s->hits = hits + retired_hits;
+    for (tcache_t *tc = tcaches; tc; tc = tc->next)
+        s->hits += atomic_load_explicit(&tc->hits, memory_order_relaxed);
     s->early = early;
     for (pool_t *p = pools; p; p = p->next)
         s->cached_bytes += p->cached_bytes;
+    s->cached_bytes += held_in_locked(NULL);
     pthread_mutex_unlock(&lock);
 }
 
@@ -761,7 +1167,11 @@ static void fork_child(void)
 {
     /* The child has no CUDA state: forget every block (leaked on purpose). */
     blocks = NULL;
+    spare_blocks = NULL;
     pools = NULL;
+    tcaches = NULL; /* each thread's is dropped on its next use (tc_gen) */
+    retired_hits = 0;
+    atomic_fetch_add(&tc_gen, 1);
     outstanding = NULL;
     n_outstanding = 0;
     early = 0;

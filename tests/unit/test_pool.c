@@ -10,56 +10,7 @@
 #include "pool.h"
 #include "streams.h"
 #include "stub_driver.h"
-
-static size_t capacity = 1 << 20, used; /* the stub "device" */
-static int real_frees, real_allocs;
-static struct { CUdeviceptr p; size_t n; } live[256];
-
-static CUresult stub_alloc(CUdeviceptr *d, size_t n)
-{
-    if (used + n > capacity)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; i < 256; i++)
-        if (!live[i].p) {
-            live[i].p = (CUdeviceptr)(0x100000000ull + 0x1000000ull * (unsigned)real_allocs);
-            live[i].n = n;
-            used += n;
-            real_allocs++;
-            *d = live[i].p;
-            return CUDA_SUCCESS;
-        }
-    return CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-static CUresult stub_free(CUdeviceptr d)
-{
-    for (int i = 0; i < 256; i++)
-        if (live[i].p == d) {
-            used -= live[i].n;
-            live[i].p = 0;
-            real_frees++;
-            return CUDA_SUCCESS;
-        }
-    return CUDA_ERROR_INVALID_VALUE;
-}
-
-static CUresult stub_info(size_t *f, size_t *t)
-{
-    *f = capacity - used;
-    *t = capacity;
-    return CUDA_SUCCESS;
-}
-
-static CUresult stub_range(CUdeviceptr *base, size_t *size, CUdeviceptr d)
-{
-    for (int i = 0; i < 256; i++)
-        if (live[i].p && d >= live[i].p && d < live[i].p + live[i].n) {
-            *base = live[i].p;
-            *size = live[i].n;
-            return CUDA_SUCCESS;
-        }
-    return CUDA_ERROR_NOT_FOUND;
-}
+#include "stub_device.h"
 
 static int waits;
 static CUstream waited_on[64];
@@ -71,9 +22,6 @@ static CUresult stub_wait(CUstream s, CUevent e, unsigned flags)
     waits++;
     return CUDA_SUCCESS;
 }
-
-static CUresult stub_ipc(CUipcMemHandle *h, CUdeviceptr d) { (void)h; (void)d; return CUDA_SUCCESS; }
-static CUresult stub_memset(CUdeviceptr d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return CUDA_SUCCESS; }
 
 /* Context switches for fences recorded in a block's own context. */
 static CUcontext pushed_from;
@@ -99,18 +47,6 @@ static int cmp_ptr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static CUdeviceptr alloc(ga_rt_t *rt, size_t n)
-{
-    CUdeviceptr d = 0;
-    CUresult r = ga_hook_alloc(rt, GA_ID_cuMemAlloc_v2, &d, n);
-    return r == CUDA_SUCCESS ? d : 0;
-}
-
-static CUresult release(ga_rt_t *rt, CUdeviceptr d)
-{
-    return ga_hook_free(rt, GA_ID_cuMemFree_v2, d);
-}
-
 int main(void)
 {
     /* size classes: cover the request, waste at most 1/8 (+ the 256 B floor) */
@@ -129,14 +65,7 @@ int main(void)
 
     static ga_rt_t rt;
     stub_runtime(&rt);
-    rt.cfg.pool = true;
-    rt.cfg.pool_limit = (ga_limit_t){.bytes = 0, .percent = 100};
-    rt.drv.fn[GA_ID_cuMemAlloc_v2] = (void *)stub_alloc;
-    rt.drv.fn[GA_ID_cuMemFree_v2] = (void *)stub_free;
-    rt.drv.fn[GA_ID_cuMemGetInfo_v2] = (void *)stub_info;
-    rt.drv.fn[GA_ID_cuMemGetAddressRange_v2] = (void *)stub_range;
-    rt.drv.fn[GA_ID_cuIpcGetMemHandle] = (void *)stub_ipc;
-    rt.drv.fn[GA_ID_cuMemsetD8_v2] = (void *)stub_memset;
+    stub_device(&rt);
 
     int allocs;
     /* nothing enqueued: the fence is empty, no event recorded */
