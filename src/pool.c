@@ -37,16 +37,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* `blocks` is keyed by device address alone: a multiplicative (Fibonacci)
- * hash of the address, whose low bits are zero (blocks are 256-byte aligned
- * or more), instead of uthash's default Jenkins hash of the key's bytes, which
- * took a third of a pooled free's time. uthash picks a bucket from the hash's
- * low bits, which the top half of the product fills. */
+/* Device addresses hashed multiplicatively (Fibonacci): their low bits are
+ * zero (blocks are 256-byte aligned or more), and the product's top bits
+ * depend on all of them. `blocks` uses it instead of uthash's default Jenkins
+ * hash of the key's bytes, which took a third of a pooled free's time
+ * (uthash picks a bucket from the hash's low bits: the product's top half). */
+static inline uint64_t addr_mix(uint64_t addr)
+{
+    return addr * 0x9E3779B97F4A7C15ull;
+}
+
 #define HASH_FUNCTION(keyptr, keylen, hashv)                                             \
     do {                                                                                 \
         uint64_t k_;                                                                     \
         memcpy(&k_, (keyptr), sizeof k_);                                                \
-        (hashv) = (unsigned)((k_ * 0x9E3779B97F4A7C15ull) >> 32);                        \
+        (hashv) = (unsigned)(addr_mix(k_) >> 32);                                        \
     } while (0)
 #include <uthash.h>
 
@@ -494,7 +499,6 @@ typedef struct tcache {
     _Atomic(CUcontext) ctx;       /* of every held block; written by the owner only */
     uint64_t bound;               /* bind_gen when ctx and cap were set */
     size_t cap;                   /* bytes it may hold in ctx */
-    size_t held;                  /* bytes in the slots, taken-back ones included until seen */
     unsigned n[TC_CLASSES];
     tc_ref_t slot[TC_CLASSES][TC_SLOTS];
     struct {
@@ -502,10 +506,11 @@ typedef struct tcache {
         CUcontext ctx;
         int cls;
     } live[TC_LIVE];               /* blocks handed to this thread, by address */
-    /* For other threads to read: written by the owner only (hits, held_pub),
-     * or under `lock` (taken: bytes of held blocks others took back). */
+    /* For other threads to read: written by the owner only (hits; held: bytes
+     * in the slots, taken-back ones included until the owner sees them), or
+     * under `lock` (taken: bytes of held blocks others took back). */
     _Atomic uint64_t hits;
-    _Atomic size_t held_pub, taken;
+    _Atomic size_t held, taken;
     struct tcache *next;          /* guarded by lock */
 } tcache_t;
 
@@ -568,7 +573,7 @@ static unsigned holder_of(const tcache_t *tc)
 
 static unsigned live_index(CUdeviceptr p)
 {
-    return (unsigned)((p * 0x9E3779B97F4A7C15ull) >> 58); /* TC_LIVE = 64 entries */
+    return (unsigned)(addr_mix(p) >> 58); /* TC_LIVE = 64 entries */
 }
 
 /* A block was handed to this thread with word `own`. */
@@ -582,9 +587,15 @@ static void note_live(tcache_t *tc, block_t *b, uint64_t own, CUcontext ctx, int
     tc->live[i].cls = c;
 }
 
-static void publish_held(tcache_t *tc)
+/* Owner-only writes: a plain load and store, no atomic read-modify-write. */
+static size_t held_of(tcache_t *tc)
 {
-    atomic_store_explicit(&tc->held_pub, tc->held, memory_order_relaxed);
+    return atomic_load_explicit(&tc->held, memory_order_relaxed);
+}
+
+static void set_held(tcache_t *tc, size_t bytes)
+{
+    atomic_store_explicit(&tc->held, bytes, memory_order_relaxed);
 }
 
 /* Empty this thread's cache into the pools (under lock): the blocks' fences
@@ -596,7 +607,7 @@ static void flush_locked(tcache_t *tc)
             tc_ref_t r = tc->slot[c][i];
             pool_t *p;
             if (atomic_compare_exchange_strong(&r.b->own, &r.own, own_next(r.own, 0, B_PENDING))) {
-                if ((p = pool_of(r.b->ctx, true))) { /* its pool exists: blocks keep theirs */
+                if ((p = pool_of(r.b->ctx, true))) { /* made if it went meanwhile */
                     push_back(p, r.b);
                     p->cached_bytes += r.b->size;
                 }
@@ -606,8 +617,7 @@ static void flush_locked(tcache_t *tc)
         }
         tc->n[c] = 0;
     }
-    tc->held = 0;
-    publish_held(tc);
+    set_held(tc, 0);
 }
 
 /* Bind this thread's cache to ctx, with its pool's limit (emptying it first
@@ -639,22 +649,21 @@ static bool free_fast(const ga_rt_t *rt, CUdeviceptr dptr)
     tc->live[i].ref.ptr = 0; /* freed now, one way or the other */
     int c = tc->live[i].cls;
     CUcontext ctx = tc->live[i].ctx;
-    size_t bytes = ga_pool_class_bytes(c);
     if (!pooling(rt) || rt->cfg.pool_poison || !ga_ctx_idle(ctx))
         return false;
     if (GA_UNLIKELY(atomic_load_explicit(&tc->ctx, memory_order_relaxed) != ctx ||
                     tc->bound != atomic_load_explicit(&bind_gen, memory_order_relaxed)) &&
         !bind(tc, ctx))
         return false;
-    if (tc->n[c] == TC_SLOTS || tc->held + bytes > tc->cap)
+    size_t bytes = ga_pool_class_bytes(c);
+    if (tc->n[c] == TC_SLOTS || held_of(tc) + bytes > tc->cap)
         return false;
     uint64_t held = own_next(r.own, tc->id, B_HELD);
     if (!atomic_compare_exchange_strong_explicit(&r.b->own, &r.own, held, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return false; /* not as handed out any more (exported, freed already): the lock decides */
     tc->slot[c][tc->n[c]++] = (tc_ref_t){r.b, held, dptr};
-    tc->held += bytes;
-    publish_held(tc);
+    set_held(tc, held_of(tc) + bytes);
     return true;
 }
 
@@ -668,7 +677,7 @@ static block_t *alloc_fast(tcache_t *tc, CUcontext ctx, int c, uint64_t *own)
     block_t *b = NULL;
     while (!b && tc->n[c] > 0) {
         tc_ref_t r = tc->slot[c][--tc->n[c]];
-        tc->held -= bytes;
+        set_held(tc, held_of(tc) - bytes);
         *own = own_next(r.own, tc->id, B_LIVE);
         if (atomic_compare_exchange_strong_explicit(&r.b->own, &r.own, *own,
                                                     memory_order_acq_rel, memory_order_relaxed))
@@ -676,7 +685,6 @@ static block_t *alloc_fast(tcache_t *tc, CUcontext ctx, int c, uint64_t *own)
         else /* another thread took it back, and counted it in `taken` */
             atomic_fetch_sub_explicit(&tc->taken, bytes, memory_order_relaxed);
     }
-    publish_held(tc);
     if (b)
         atomic_store_explicit(&tc->hits, atomic_load_explicit(&tc->hits, memory_order_relaxed) + 1,
                               memory_order_relaxed);
@@ -697,10 +705,11 @@ static bool take_back_locked(block_t *b)
     return true;
 }
 
-/* Every held block of ctx, taken back and out of `blocks`, as a list. */
-static block_t *take_back_all_locked(CUcontext ctx)
+/* Every held block of ctx, taken back and out of `blocks`, put in front of
+ * list `out`; returns the list. */
+static block_t *take_back_all_locked(CUcontext ctx, block_t *out)
 {
-    block_t *out = NULL, *b, *tmp;
+    block_t *b, *tmp;
     HASH_ITER(hh, blocks, b, tmp)
         if (b->ctx == ctx && take_back_locked(b)) {
             HASH_DEL(blocks, b);
@@ -715,7 +724,7 @@ static size_t held_in_locked(CUcontext ctx)
 {
     size_t sum = 0;
     for (tcache_t *tc = tcaches; tc; tc = tc->next) {
-        size_t h = atomic_load_explicit(&tc->held_pub, memory_order_relaxed);
+        size_t h = held_of(tc);
         size_t t = atomic_load_explicit(&tc->taken, memory_order_relaxed);
         if ((!ctx || atomic_load_explicit(&tc->ctx, memory_order_relaxed) == ctx) && h > t)
             sum += h - t;
@@ -820,14 +829,8 @@ static void release_cache(const ga_rt_t *rt, CUcontext ctx)
 {
     pthread_mutex_lock(&lock);
     pool_t *p = pool_of(ctx, false);
-    block_t *list = p ? drain_locked(p, 0) : NULL, *held = take_back_all_locked(ctx);
+    block_t *list = take_back_all_locked(ctx, p ? drain_locked(p, 0) : NULL);
     pthread_mutex_unlock(&lock);
-    while (held) { /* one list */
-        block_t *b = held;
-        held = b->next;
-        b->next = list;
-        list = b;
-    }
     if (list) {
         atomic_fetch_add(&releases, 1);
         free_for_real(rt, list);

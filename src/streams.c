@@ -536,12 +536,18 @@ static bool record(const ga_rt_t *rt, ga_fence_t *f, CUstream s)
  * work of the blocking and per-thread streams) and one per busy non-blocking
  * stream, each with the marks of the streams it covers, so that its completion
  * declares them idle (and the next fence may be empty). */
+/* An empty fence of ctx: what an idle context's fence stays. */
+static void fence_start(ga_fence_t *f, CUcontext ctx)
+{
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+}
+
 bool ga_fence_idle(CUcontext ctx, ga_fence_t *f)
 {
     if (!ctx || !ga_ctx_idle(ctx))
         return false;
-    memset(f, 0, sizeof *f);
-    f->ctx = ctx;
+    fence_start(f, ctx);
     return true;
 }
 
@@ -549,8 +555,7 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
 {
     if (ga_fence_idle(ctx, f)) /* the common case after a sync: no allocation either */
         return true;
-    memset(f, 0, sizeof *f);
-    f->ctx = ctx;
+    fence_start(f, ctx);
     if (!f->ctx)
         return false;
     bool blind = atomic_load_explicit(&untracked, memory_order_relaxed);
