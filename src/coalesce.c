@@ -19,7 +19,11 @@
  * program synchronizes that stream.
  * A host loop polling a flag that a running kernel sets still sees the write:
  * while that kernel's stream is busy no window is kept, so every read goes to
- * the device.
+ * the device. A destination that is not host memory (a device or managed
+ * pointer passed as the "host" side, which the driver accepts under unified
+ * addressing) is never written here: such a read goes to the driver.
+ * The fills are the library's own calls (a pinned allocation, a wider copy):
+ * none is made while a stream capture is open (capture.h).
  *
  * Owns: the window slots and the shared-memory set, under `lock`.
  * Must never: call the driver holding `lock`; serve a read from a window whose
@@ -35,6 +39,7 @@
 
 #include "hooks.h"
 #include "log.h"
+#include "memkind.h"
 #include "modules.h"
 #include "profile.h"
 #include "streams.h"
@@ -355,8 +360,8 @@ static void record_window_locked(const fill_t *f)
 /* Replace the program's read by a window fill at the same stream position.
  * Returns false (nothing done) if the read is not a candidate; otherwise the
  * driver's result in *r, with dst filled on success. */
-static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
-                           CUresult *r)
+static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src,
+                                   size_t n, CUresult *r)
 {
     fill_t f;
     if (!begin_fill(rt, src, n, NULL, &f))
@@ -384,12 +389,29 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     return *r == CUDA_SUCCESS;
 }
 
+static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                           CUresult *r)
+{
+    if (!ga_own_calls_enter())
+        return false;
+    bool done = fill_and_serve_entered(rt, id, dst, src, n, r);
+    ga_own_calls_leave();
+    return done;
+}
+
+/* A read the library may serve itself: small, and into host memory. */
+static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
+{
+    return rt->cfg.coalesce && dst && n && n <= rt->cfg.coalesce_max &&
+           ga_host_memory(rt, dst, n);
+}
+
 static CUresult dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
                      size_t ByteCount)
 {
     bool pt = ga_entries[id].per_thread;
     ga_modules_flush(rt, GA_FLUSH_STREAM, NULL);
-    if (rt->cfg.coalesce && dstHost && ByteCount && ByteCount <= rt->cfg.coalesce_max) {
+    if (servable(rt, dstHost, ByteCount)) {
         if (serve(dstHost, srcDevice, ByteCount))
             return CUDA_SUCCESS;
         atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
@@ -431,8 +453,12 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
 {
     fill_t f;
     const ga_stream_t *st = ga_stream_get(rt, h, pt);
-    if (!st || !begin_fill(rt, src, n, st, &f))
+    if (!st || !ga_own_calls_enter())
         return;
+    if (!begin_fill(rt, src, n, st, &f)) {
+        ga_own_calls_leave();
+        return;
+    }
     slot_t *s = f.slot;
     __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
     /* The program's own copy is already noted as work (f.work was read after
@@ -449,6 +475,7 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
         s->state = S_EMPTY;
     }
     pthread_mutex_unlock(&lock);
+    ga_own_calls_leave();
 }
 
 CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
@@ -457,7 +484,7 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
     uint64_t t0 = ga_profile_t0();
     bool pt = ga_entries[id].per_thread;
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
-    bool small = rt->cfg.coalesce && dstHost && ByteCount && ByteCount <= rt->cfg.coalesce_max;
+    bool small = servable(rt, dstHost, ByteCount);
     CUresult r = CUDA_SUCCESS;
     /* Served only when the stream has nothing queued: the copy would have run
      * at once and completed before the program's next sync. */

@@ -524,7 +524,11 @@ static void judge_timing_locked(const ga_rt_t *rt, topo_t *t)
     __typeof__(&cuEventElapsedTime_v2) elapsed =
         GA_REAL(rt, GA_ID_cuEventElapsedTime_v2, cuEventElapsedTime_v2);
     float ms = 0;
-    if (!t->timing_pending || !query || !elapsed || query(t->timing[1]) != CUDA_SUCCESS)
+    if (!t->timing_pending || !query || !elapsed || !ga_own_calls_enter())
+        return;
+    CUresult done = query(t->timing[1]); /* a query is unsafe during capture */
+    ga_own_calls_leave();
+    if (done != CUDA_SUCCESS)
         return;
     t->timing_pending = false;
     if (elapsed(&ms, t->timing[0], t->timing[1]) != CUDA_SUCCESS)
@@ -536,8 +540,10 @@ static void judge_timing_locked(const ga_rt_t *rt, topo_t *t)
     }
 }
 
-/* The whole sequence is held: launch it as a graph. */
-static CUresult replay_locked(const ga_rt_t *rt)
+/* The whole sequence is held: launch it as a graph. Building, updating and
+ * timing it are the library's own calls: while a capture is open the held
+ * launches are issued as they were instead. */
+static CUresult replay_entered_locked(const ga_rt_t *rt)
 {
     topo_t *t = held.topo;
     bool pushed;
@@ -568,6 +574,17 @@ static CUresult replay_locked(const ga_rt_t *rt)
     atomic_fetch_add_explicit(&replays, 1, memory_order_relaxed);
     free_held_buffers(t->n);
     return CUDA_SUCCESS;
+}
+
+static CUresult replay_locked(const ga_rt_t *rt)
+{
+    if (!ga_own_calls_enter()) {
+        fallback_locked(rt, &fallback_flush);
+        return CUDA_SUCCESS;
+    }
+    CUresult r = replay_entered_locked(rt);
+    ga_own_calls_leave();
+    return r;
 }
 
 /* ---- the launch hook's part ------------------------------------------------------ */

@@ -30,9 +30,11 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
         ga_tuner_before_launch(rt, f, grid, block, sharedMemBytes, hStream, kernelParams, extra);
     /* Swap, else tune; graphs then hold what is really launched. */
     CUfunction fn = f;
-    bool swapped = rt->cfg.kernels && !extra &&
+    bool capturing = ga_capture_active(); /* a captured launch reaches the graph untouched */
+    bool swapped = rt->cfg.kernels && !extra && !capturing &&
                    ga_swap_choose(rt, &fn, grid, block, sharedMemBytes);
-    bool tuned = !swapped && rt->cfg.tune && ga_tune_choose(rt, f, grid, block, sharedMemBytes);
+    bool tuned = !swapped && rt->cfg.tune && !capturing &&
+                 ga_tune_choose(rt, f, grid, block, sharedMemBytes);
     CUresult r = CUDA_SUCCESS;
     if (!rt->cfg.graphs || ga_graphs_launch(rt, fn, grid, block, sharedMemBytes, hStream, pt,
                                             kernelParams, extra) == GA_GRAPH_LAUNCH) {

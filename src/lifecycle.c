@@ -33,14 +33,22 @@ CUresult ga_hook_stream_create_prio(const ga_rt_t *rt, ga_id_t id, CUstream *phS
 CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
     ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
-    if (!rt->track)
-        return GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+    if (!rt->track) {
+        CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+        if (r == CUDA_SUCCESS)
+            ga_capture_stream_gone(hStream);
+        return r;
+    }
     ga_stream_destroy_begin();
-    ga_stream_outlive(rt, hStream);
+    bool covered = ga_stream_outlive(rt, hStream);
     CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     if (r == CUDA_SUCCESS) {
         ga_modules_stream_gone(rt, hStream);
-        ga_stream_forget(hStream);
+        ga_capture_stream_gone(hStream);
+        if (covered)
+            ga_stream_forget(hStream);
+        else
+            ga_stream_bury(hStream);
     }
     ga_stream_destroy_end();
     return r;

@@ -37,13 +37,15 @@ void ga_modules_exit(void);
  * graphs, swap, tune, tuner -> registry; graphs, pool -> streams). */
 #define GA_FORK_MODULES                                                                    \
     {&ga_tuner_fork, &ga_profile_fork, &ga_graphs_fork, &ga_swap_fork, &ga_tune_fork,      \
-     &ga_stats_fork, &ga_pool_fork, &ga_coalesce_fork, &ga_streams_fork, &ga_registry_fork}
+     &ga_stats_fork, &ga_pool_fork, &ga_coalesce_fork, &ga_streams_fork, &ga_registry_fork, \
+     &ga_capture_fork}
 
 #include "graphs.h"
 #include "swap.h"
 #include "tune.h"
 #include "tuner.h"
 
+#include "capture.h"
 #include "coalesce.h"
 
 #include "pool.h"

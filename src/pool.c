@@ -118,6 +118,7 @@ static block_t *spare_blocks;       /* guarded by lock: records to reuse */
 static pool_t *pools;               /* guarded by lock */
 static outstanding_t *outstanding;  /* guarded by lock, newest first */
 static unsigned n_outstanding;      /* guarded by lock */
+static block_t *parked;             /* guarded by lock: to free once no capture is open */
 /* Hits are counted under the lock the hit takes anyway: an atomic add more
  * on a path of ~50 ns was measurable. */
 static uint64_t hits, early;        /* guarded by lock */
@@ -283,15 +284,39 @@ static block_t *drain_locked(pool_t *p, size_t keep)
 /* ---- driver calls (outside the lock) ------------------------------------------ */
 
 /* Free a list of blocks for real. cuMemFree synchronizes the device, so a
- * block whose fence is still pending is safe to free here. */
+ * block whose fence is still pending is safe to free here. While a capture
+ * is open a free would invalidate it: the blocks are parked (unreachable,
+ * neither cached nor live) and freed by the next call that may. */
 static void free_for_real(const ga_rt_t *rt, block_t *list)
 {
     __typeof__(&cuMemFree_v2) mfree = GA_REAL(rt, GA_ID_cuMemFree_v2, cuMemFree_v2);
+    if (!ga_own_calls_enter()) {
+        pthread_mutex_lock(&lock);
+        while (list) {
+            block_t *b = list;
+            list = b->next;
+            b->next = parked;
+            parked = b;
+        }
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (parked) { /* one list: the parked blocks go with these */
+        block_t **tail = &parked;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = list;
+        list = parked;
+        parked = NULL;
+    }
+    pthread_mutex_unlock(&lock);
     for (block_t *b = list; b; b = b->next) {
         if (mfree && mfree(b->ptr) != CUDA_SUCCESS)
             ga_debug("pool: freeing cached block %#llx failed", (unsigned long long)b->ptr);
         ga_fence_release(rt, &b->fence);
     }
+    ga_own_calls_leave();
     pthread_mutex_lock(&lock);
     while (list) {
         block_t *b = list;
@@ -391,7 +416,7 @@ static void prune_outstanding(const ga_rt_t *rt, bool ask)
  * event of the fence; streams created later wait too, while the fence is
  * outstanding). Only with a single context, every stream known, and few
  * non-blocking streams; otherwise the caller allocates afresh. */
-static bool order_after(const ga_rt_t *rt, block_t *b)
+static bool order_after_entered(const ga_rt_t *rt, block_t *b)
 {
     __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
     outstanding_t *o = wait && !ga_streams_untracked() ? calloc(1, sizeof *o) : NULL;
@@ -444,6 +469,16 @@ static bool order_after(const ga_rt_t *rt, block_t *b)
     pthread_mutex_unlock(&lock);
     memset(&b->fence, 0, sizeof b->fence);
     return true;
+}
+
+/* The waits on the legacy stream are unsafe while a capture is open. */
+static bool order_after(const ga_rt_t *rt, block_t *b)
+{
+    if (!ga_own_calls_enter())
+        return false;
+    bool ok = order_after_entered(rt, b);
+    ga_own_calls_leave();
+    return ok;
 }
 
 void ga_pool_stream_created(const ga_rt_t *rt, CUstream s)
@@ -802,9 +837,13 @@ static void poison(const ga_rt_t *rt, const block_t *b)
     __typeof__(&cuStreamSynchronize) sync =
         GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize);
     /* Done before the block is handed out: a non-blocking stream's first write
-     * must not be overtaken by the poison. */
+     * must not be overtaken by the poison. Not while a capture is open (a
+     * legacy-stream memset and a sync would invalidate it). */
+    if (!ga_own_calls_enter())
+        return;
     if (set && set(b->ptr, 0xA5, b->size) == CUDA_SUCCESS && sync)
         sync(CU_STREAM_LEGACY);
+    ga_own_calls_leave();
 }
 
 /* A new block from the driver, live, handed to `holder`; NULL if no record

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "log.h"
 #include "registry.h"
 #include "stats.h"
@@ -199,7 +200,6 @@ static struct {
     __typeof__(&cuEventQuery) query;
     __typeof__(&cuEventSynchronize) sync;
     __typeof__(&cuEventElapsedTime) elapsed;
-    __typeof__(&cuStreamIsCapturing) capturing;
 } ev;
 
 /* initial-exec: a plain offset from the thread pointer, no __tls_get_addr call
@@ -568,8 +568,12 @@ static void account_kernel(const pending_t *pd, uint64_t ns) /* under lock */
  * each event instead of polling. */
 static void collect(unsigned max, bool wait)
 {
-    if (atomic_exchange(&collecting, true))
+    if (!ga_own_calls_enter()) /* event queries are unsafe during capture: later */
         return;
+    if (atomic_exchange(&collecting, true)) {
+        ga_own_calls_leave();
+        return;
+    }
     for (unsigned n = 0; n < max; n++) {
         pthread_mutex_lock(&lock);
         bool empty = P->ring_head == P->ring_tail;
@@ -593,6 +597,7 @@ static void collect(unsigned max, bool wait)
         pthread_mutex_unlock(&lock);
     }
     atomic_store(&collecting, false);
+    ga_own_calls_leave();
 }
 
 static CUstream record_stream(CUstream s, bool per_thread)
@@ -602,7 +607,6 @@ static CUstream record_stream(CUstream s, bool per_thread)
 
 void ga_profile_kernel_begin(const ga_rt_t *rt, CUstream s, bool per_thread)
 {
-    (void)rt;
     if (!ga_profiling || !P->ktiming)
         return;
     unsigned g = atomic_load_explicit(&gen, memory_order_relaxed);
@@ -611,11 +615,9 @@ void ga_profile_kernel_begin(const ga_rt_t *rt, CUstream s, bool per_thread)
         tl_start_gen = g;
     }
     CUstream hs = record_stream(s, per_thread);
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     /* An event recorded on a capturing stream would become a node of the
      * program's graph: never time a launch that is being captured. */
-    if (ev.capturing && (ev.capturing(hs, &cs) != CUDA_SUCCESS ||
-                         cs != CU_STREAM_CAPTURE_STATUS_NONE)) {
+    if (ga_stream_capturing(rt, hs, per_thread)) {
         tl_start_stream = GA_NOSTREAM;
         return;
     }
@@ -1798,7 +1800,6 @@ static void resolve_timing(prof_t *p, const ga_rt_t *rt)
     ev.elapsed = GA_REAL(rt, GA_ID_cuEventElapsedTime_v2, cuEventElapsedTime);
     if (!ev.elapsed)
         ev.elapsed = GA_REAL(rt, GA_ID_cuEventElapsedTime, cuEventElapsedTime);
-    ev.capturing = GA_REAL(rt, GA_ID_cuStreamIsCapturing, cuStreamIsCapturing);
     if (!ev.create || !ev.record || !ev.query || !ev.sync || !ev.elapsed) {
         p->knote = "unavailable: this driver lacks the event functions kernel timing needs";
         return;

@@ -27,6 +27,11 @@ struct ga_stream {
     stream_key_t key;
     CUcontext ctx;
     bool nonblocking;
+    /* Destroyed while busy, during a capture, when its work could not be
+     * chained to the legacy stream (ga_stream_outlive): kept, under a key no
+     * live stream has, so that its context counts as busy until a context
+     * synchronization; never named to the driver again. Guarded by lock. */
+    bool gone;
     _Atomic uint64_t work;    /* calls that enqueued work on it */
     _Atomic uint64_t idle_at; /* work counted up to here is known finished */
     struct ga_stream *next_free;
@@ -48,7 +53,6 @@ static ga_stream_t *free_list; /* guarded by lock */
 static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
 static _Atomic uint64_t fence_clock; /* ticks as each fence's legacy record returns */
-static _Atomic int captures;        /* stream captures under way */
 
 /* The first sticky error the driver returned, 0 before. Never cleared: cuda.h
  * says the process must be restarted after most of them, and a fault cannot be
@@ -111,6 +115,7 @@ static ga_stream_t *insert(const stream_key_t *k, CUcontext ctx, bool nonblockin
             st->key = *k;
             st->ctx = ctx;
             st->nonblocking = nonblocking;
+            st->gone = false;
             /* A reused record keeps counting from where it was: a mark taken
              * on its previous stream can then never declare the new one idle. */
             atomic_store(&st->idle_at, atomic_load(&st->work));
@@ -213,10 +218,23 @@ ga_ctx_mark_t ga_ctx_mark(const ga_rt_t *rt, CUcontext ctx)
     return m;
 }
 
+static void retire_locked(ga_stream_t *st);
+
 void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded)
 {
-    for (unsigned i = 0; succeeded && i < m->n; i++)
+    bool any_gone = false;
+    for (unsigned i = 0; succeeded && i < m->n; i++) {
         ga_stream_mark_idle(m->marks[i]);
+        any_gone |= m->marks[i].st->gone;
+    }
+    if (any_gone) { /* the context's synchronization covered a destroyed stream's work */
+        pthread_mutex_lock(&lock);
+        ga_stream_t *st, *tmp;
+        HASH_ITER(hh, table, st, tmp)
+            if (st->gone && st->ctx == m->ctx && !ga_stream_busy(st))
+                retire_locked(st);
+        pthread_mutex_unlock(&lock);
+    }
     free(m->marks);
     m->marks = NULL;
     m->n = 0;
@@ -280,6 +298,8 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
     if (atomic_load_explicit(&untracked, memory_order_relaxed) || ga_capture_active() ||
         ga_streams_contexts() > 1)
         return false;
+    if (!ga_own_calls_enter())
+        return false;
     enum { MAX_QUERY = 16 };
     ga_stream_mark_t busy[MAX_QUERY];
     unsigned n = 0;
@@ -287,17 +307,20 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
     pthread_mutex_lock(&lock);
     for (ga_stream_t *st = table; st; st = st->hh.next)
         if (st->ctx == ctx && ga_stream_busy(st)) {
-            /* Another thread's per-thread stream cannot be named from here. */
+            /* Another thread's per-thread stream cannot be named from here,
+             * nor a destroyed one. */
             bool foreign = st->key.thread && st->key.thread != (uintptr_t)pthread_self();
-            if (n == MAX_QUERY || foreign) {
+            if (n == MAX_QUERY || foreign || st->gone) {
                 too_many = true;
                 break;
             }
             busy[n++] = (ga_stream_mark_t){st, atomic_load(&st->work)};
         }
     pthread_mutex_unlock(&lock);
-    if (too_many)
+    if (too_many) {
+        ga_own_calls_leave();
         return false;
+    }
     __typeof__(&cuStreamQuery) query = GA_REAL(rt, GA_ID_cuStreamQuery, cuStreamQuery);
     bool idle = true;
     pthread_rwlock_rdlock(&use_lock);
@@ -310,6 +333,7 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
             idle = false;
     }
     pthread_rwlock_unlock(&use_lock);
+    ga_own_calls_leave();
     return idle;
 }
 
@@ -336,7 +360,7 @@ unsigned ga_ctx_nonblocking(CUcontext ctx, CUstream *out, unsigned max)
     unsigned n = 0;
     pthread_mutex_lock(&lock);
     for (ga_stream_t *st = table; st; st = st->hh.next)
-        if (st->ctx == ctx && st->nonblocking) {
+        if (st->ctx == ctx && st->nonblocking && !st->gone) {
             if (n < max)
                 out[n] = st->key.handle;
             n++;
@@ -359,12 +383,22 @@ void ga_stream_destroy_end(void)
  * tracker forgets the stream: so that fences (which record on the legacy
  * stream) and idleness still cover that work, the legacy stream is made to
  * wait for it, and counts as busy until known idle. Called with use_lock held
- * exclusively, before the destroy. */
-void ga_stream_outlive(const ga_rt_t *rt, CUstream h)
+ * exclusively, before the destroy. During a capture none of that may be
+ * done (the record would join the capture, the wait would put the legacy
+ * stream in it): a blocking stream's work precedes later legacy work anyway;
+ * a non-blocking one's cannot be chained, and false tells the caller to bury
+ * the record instead of forgetting it. */
+bool ga_stream_outlive(const ga_rt_t *rt, CUstream h)
 {
     ga_stream_t *st = ga_stream_lookup(h);
     if (!st || !ga_stream_busy(st))
-        return;
+        return true;
+    if (!ga_own_calls_enter()) {
+        if (st->nonblocking)
+            return false;
+        ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
+        return true;
+    }
     /* The legacy stream of the stream's own context waits for its last work
      * (an enqueued wait, whatever the stream's flags), and counts as busy, so
      * the next fence covers that work instead of being empty. */
@@ -388,6 +422,8 @@ void ga_stream_outlive(const ga_rt_t *rt, CUstream h)
         CUcontext dummy;
         pop(&dummy);
     }
+    ga_own_calls_leave();
+    return true;
 }
 
 void ga_stream_forget(CUstream h)
@@ -398,6 +434,25 @@ void ga_stream_forget(CUstream h)
     HASH_FIND(hh, table, &k, sizeof k, st);
     if (st)
         retire_locked(st);
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_stream_bury(CUstream h)
+{
+    stream_key_t k = {.handle = h};
+    pthread_mutex_lock(&lock);
+    ga_stream_t *st;
+    HASH_FIND(hh, table, &k, sizeof k, st);
+    if (st) {
+        /* Re-keyed by its own address, which no stream handle can equal while
+         * the record lives: a new stream may get the old handle. */
+        HASH_DEL(table, st);
+        st->key.handle = (CUstream)((uintptr_t)st | 1);
+        st->key.ctx = st->ctx;
+        st->gone = true;
+        HASH_ADD(hh, table, key, sizeof st->key, st);
+        atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -431,18 +486,6 @@ void ga_ctx_forget(CUcontext ctx)
             retire_locked(st);
     drop_events_locked(ctx);
     pthread_mutex_unlock(&lock);
-}
-
-void ga_capture_note(int delta)
-{
-    int now = atomic_fetch_add(&captures, delta) + delta;
-    if (now < 0) /* an end we did not see begin (capture started before init) */
-        atomic_store(&captures, 0);
-}
-
-bool ga_capture_active(void)
-{
-    return atomic_load_explicit(&captures, memory_order_relaxed) > 0;
 }
 
 void ga_streams_note_untracked(const char *why)
@@ -556,9 +599,9 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
     if (ga_fence_idle(ctx, f)) /* the common case after a sync: no allocation either */
         return true;
     fence_start(f, ctx);
-    if (!f->ctx)
+    if (!f->ctx || !ga_own_calls_enter()) /* records would join an open capture */
         return false;
-    bool blind = atomic_load_explicit(&untracked, memory_order_relaxed);
+    bool blind = atomic_load_explicit(&untracked, memory_order_relaxed), buried = false;
     pthread_rwlock_rdlock(&use_lock);
     pthread_mutex_lock(&lock);
     unsigned cap = 1 + HASH_COUNT(table), nt = 0;
@@ -568,13 +611,15 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
         if (st->ctx != f->ctx || !ga_stream_busy(st))
             continue;
         f->marks[f->nmarks++] = (ga_stream_mark_t){st, atomic_load(&st->work)};
+        buried |= st->gone; /* its work cannot be waited for: no fence */
         if (st->nonblocking)
             targets[nt++] = st->key.handle;
     }
     pthread_mutex_unlock(&lock);
-    bool ok = targets && f->marks;
+    bool ok = targets && f->marks && !buried;
     if (ok && f->nmarks == 0 && !blind) { /* idle: nothing to wait for */
         pthread_rwlock_unlock(&use_lock);
+        ga_own_calls_leave();
         free(targets);
         free(f->marks);
         f->marks = NULL;
@@ -592,6 +637,7 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
     for (unsigned i = 0; ok && i < nt; i++)
         ok = record(rt, f, targets[i]);
     pthread_rwlock_unlock(&use_lock);
+    ga_own_calls_leave();
     free(targets);
     if (!ok)
         ga_fence_release(rt, f);
@@ -601,12 +647,19 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
 bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f)
 {
     __typeof__(&cuEventQuery) query = GA_REAL(rt, GA_ID_cuEventQuery, cuEventQuery);
+    if (f->n > 0 && !ga_own_calls_enter()) /* a query is unsafe during capture */
+        return false;
+    bool entered = f->n > 0;
     while (f->n > 0) {
         if (!query || query(f->ev[f->n - 1]) != CUDA_SUCCESS)
-            return false;
+            break;
         f->n--;
         event_put(f->ctx, f->ev[f->n]);
     }
+    if (entered)
+        ga_own_calls_leave();
+    if (f->n > 0)
+        return false;
     /* Everything enqueued before the fence has finished. */
     for (unsigned i = 0; i < f->nmarks; i++)
         ga_stream_mark_idle(f->marks[i]);
@@ -640,7 +693,6 @@ static void fork_child(void)
     spare_events = NULL;
     atomic_fetch_add(&generation, 1);
     atomic_store(&untracked, false);
-    atomic_store(&captures, 0);
 }
 
 const ga_fork_ops_t ga_streams_fork = {&use_lock, &lock, fork_child};

@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 
+#include "capture.h"
 #include "runtime.h"
 
 extern _Atomic uint64_t ga_epoch;
@@ -113,18 +114,18 @@ void ga_stream_use_end(void);
 void ga_stream_destroy_begin(void);
 void ga_stream_destroy_end(void);
 
-/* Before the program destroys a stream: keep its queued work covered. */
-void ga_stream_outlive(const ga_rt_t *rt, CUstream h);
+/* Before the program destroys a stream: keep its queued work covered. False
+ * when that cannot be done now (a capture is open and the stream is a busy
+ * non-blocking one): after the destroy, bury the record instead of forgetting
+ * it, and its context counts as busy until a context synchronization. */
+bool ga_stream_outlive(const ga_rt_t *rt, CUstream h);
 
 /* Forget a destroyed stream, or every stream of a destroyed context. */
 void ga_stream_forget(CUstream h);
+void ga_stream_bury(CUstream h);
 void ga_ctx_forget(CUcontext ctx);
 
 CUcontext ga_current_ctx(const ga_rt_t *rt);
-
-/* Stream captures under way in the process (begun minus ended). */
-void ga_capture_note(int delta);
-bool ga_capture_active(void);
 
 /* Errors after which the context is unusable and every later call returns them
  * (cuda.h: "the process must be terminated and relaunched", or the context

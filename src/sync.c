@@ -70,29 +70,38 @@ CUresult ga_hook_event_sync(const ga_rt_t *rt, ga_id_t id, CUevent hEvent)
     return GA_REAL(rt, id, cuEventSynchronize)(hEvent);
 }
 
-/* Stream capture: while any is under way, features that would reuse memory or
- * hold launches stand aside (a captured graph may refer to anything). */
-static CUresult capture_started(CUresult r)
+/* Stream capture (capture.h): the capture is counted and every stretch of
+ * the library's own unsafe calls has left before the driver begins it; what
+ * the library holds back goes out first, so the capture starts where the
+ * program's stream order says. */
+static CUresult begin_capture(const ga_rt_t *rt, ga_id_t id, CUstream h, CUresult r)
 {
     if (r == CUDA_SUCCESS) {
-        ga_capture_note(+1);
         ga_epoch_bump(); /* what was read before the capture is not what a replay reads */
         atomic_fetch_add(&ga_work_seq, 1);
     }
+    ga_capture_opened(rt, h, ga_entries[id].per_thread, r);
     return r;
+}
+
+static void open_capture(const ga_rt_t *rt)
+{
+    ga_capture_opening();
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
 }
 
 CUresult ga_hook_capture_begin(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
                                CUstreamCaptureMode mode)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    return capture_started(GA_REAL(rt, id, cuStreamBeginCapture_v2)(hStream, mode));
+    open_capture(rt);
+    return begin_capture(rt, id, hStream,
+                         GA_REAL(rt, id, cuStreamBeginCapture_v2)(hStream, mode));
 }
 
 CUresult ga_hook_capture_begin_v1(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    return capture_started(GA_REAL(rt, id, cuStreamBeginCapture)(hStream));
+    open_capture(rt);
+    return begin_capture(rt, id, hStream, GA_REAL(rt, id, cuStreamBeginCapture)(hStream));
 }
 
 CUresult ga_hook_capture_begin_graph(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
@@ -100,16 +109,15 @@ CUresult ga_hook_capture_begin_graph(const ga_rt_t *rt, ga_id_t id, CUstream hSt
                                      const CUgraphEdgeData *dependencyData,
                                      size_t numDependencies, CUstreamCaptureMode mode)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    return capture_started(GA_REAL(rt, id, cuStreamBeginCaptureToGraph)(
-        hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
+    open_capture(rt);
+    return begin_capture(rt, id, hStream,
+                         GA_REAL(rt, id, cuStreamBeginCaptureToGraph)(
+                             hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
 }
 
 CUresult ga_hook_capture_end(const ga_rt_t *rt, ga_id_t id, CUstream hStream, CUgraph *phGraph)
 {
     CUresult r = GA_REAL(rt, id, cuStreamEndCapture)(hStream, phGraph);
-    /* The capture is over whether or not it produced a graph. */
-    if (r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_INVALID_HANDLE)
-        ga_capture_note(-1);
+    ga_capture_ended(rt, hStream, ga_entries[id].per_thread);
     return r;
 }

@@ -507,13 +507,19 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
         cc = major * 10 + minor;
     int static_shared = kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     bool refused = refuse(k, grid, block, shmem, extra, static_shared, memory_unrestorable());
-    if (!refused && sync && sync() == CUDA_SUCCESS && ecreate &&
+    /* The experiment synchronizes and copies: never while a capture is open.
+     * Entered only now, with the gate held exclusively: a capture that begins
+     * meanwhile waits for this stretch, and holds the gate shared itself. */
+    bool entered = !refused && ga_own_calls_enter();
+    if (entered && sync && sync() == CUDA_SUCCESS && ecreate &&
         ecreate(&t.ev[0], CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
         ecreate(&t.ev[1], CU_EVENT_DEFAULT) == CUDA_SUCCESS)
         experiment(&t, k, grid, block, cc);
     for (int i = 0; i < 2; i++)
         if (t.ev[i] && edestroy)
             edestroy(t.ev[i]);
+    if (entered)
+        ga_own_calls_leave();
     pthread_rwlock_unlock(&gate);
     ga_tuner_enter();
     atomic_store(&busy, false);

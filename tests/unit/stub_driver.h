@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "capture.h"
 #include "runtime.h"
 
 static int stub_ctx_a, stub_ctx_b __attribute__((unused));
@@ -52,9 +53,21 @@ static CUresult stub_event_create(CUevent *e, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+/* A stream capture the test opens and closes (stub_capture_begin/end): every
+ * capture-unsafe call the library makes while it is open is counted. */
+static int stub_capturing, stub_unsafe_in_capture;
+
+static CUresult stub_is_capturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    (void)s;
+    *st = stub_capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
 static CUresult stub_event_record(CUevent e, CUstream s)
 {
     (void)e;
+    stub_unsafe_in_capture += stub_capturing && (s == NULL || s == CU_STREAM_LEGACY);
     if (stub_events_recorded < 64)
         stub_recorded_on[stub_events_recorded] = s;
     stub_events_recorded++;
@@ -65,6 +78,7 @@ static CUresult stub_event_query(CUevent e)
 {
     (void)e;
     stub_event_queries++;
+    stub_unsafe_in_capture += stub_capturing;
     return stub_event_pending ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
@@ -81,6 +95,21 @@ static void stub_runtime(ga_rt_t *rt)
     rt->drv.fn[GA_ID_cuEventCreate] = (void *)stub_event_create;
     rt->drv.fn[GA_ID_cuEventRecord] = (void *)stub_event_record;
     rt->drv.fn[GA_ID_cuEventQuery] = (void *)stub_event_query;
+    rt->drv.fn[GA_ID_cuStreamIsCapturing] = (void *)stub_is_capturing;
+}
+
+/* Open and close a capture on s the way the capture hooks do. */
+static inline void stub_capture_begin(const ga_rt_t *rt, CUstream s)
+{
+    ga_capture_opening();
+    stub_capturing = 1;
+    ga_capture_opened(rt, s, false, CUDA_SUCCESS);
+}
+
+static inline void stub_capture_end(const ga_rt_t *rt, CUstream s)
+{
+    stub_capturing = 0;
+    ga_capture_ended(rt, s, false);
 }
 
 #endif

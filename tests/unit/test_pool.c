@@ -141,9 +141,11 @@ int main(void)
     int frees = real_frees;
     CHECK(release(&rt, e) == CUDA_SUCCESS && real_frees == frees + 1);
     CUdeviceptr g = alloc(&rt, 7000);
-    ga_capture_note(+1);
+    stub_capture_begin(&rt, (CUstream)&stub_streams[0]);
+    CHECK(ga_capture_active());
     CHECK(release(&rt, g) == CUDA_SUCCESS && real_frees == frees + 2);
-    ga_capture_note(-1);
+    stub_capture_end(&rt, (CUstream)&stub_streams[0]);
+    CHECK(!ga_capture_active());
 
     /* a limit trims the cache */
     rt.cfg.pool_limit = (ga_limit_t){.bytes = 4096, .percent = 0};

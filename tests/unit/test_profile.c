@@ -339,13 +339,6 @@ static CUresult stub_event_sync(CUevent e)
     return CUDA_SUCCESS;
 }
 
-static CUresult stub_capturing(CUstream s, CUstreamCaptureStatus *st)
-{
-    (void)s;
-    *st = CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-}
-
 static char *path_of(const char *name, const char *suffix)
 {
     static char buf[4][512];
@@ -361,7 +354,6 @@ static void start(const char *name, bool kernels)
     rt.drv.fn[GA_ID_cuFuncGetName] = (void *)stub_func_name;
     rt.drv.fn[GA_ID_cuEventElapsedTime] = (void *)stub_elapsed;
     rt.drv.fn[GA_ID_cuEventSynchronize] = (void *)stub_event_sync;
-    rt.drv.fn[GA_ID_cuStreamIsCapturing] = (void *)stub_capturing;
     rt.cfg.profile = strdup(path_of(name, ""));
     rt.cfg.profile_kernels = kernels;
     rt.cfg.graph_min = 5;
