@@ -25,3 +25,17 @@ shim() {
 calls_of() {
     grep '^gpuaccel: calls:' | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1 | grep . || echo 0
 }
+
+# like_native ENV... -- CMD ARGS: CMD's stdout natively goes in $want; then CMD
+# runs with the library, ENV and GPUACCEL_LOG=info, and must succeed with the
+# same stdout. $output keeps the library's lines for the test's own checks.
+like_native() {
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    want=$(native "$@")
+    run env "${envs[@]}" GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$@"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+}

@@ -16,8 +16,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
+/* For calls that use no stream: only the capture-unsafe rule applies. */
+#define GA_NO_LEGACY ((CUstream)(uintptr_t)-1)
 
 static int initialized;
 static int ctx_object, module_object, stream_objects[64], event_objects[256];
@@ -25,9 +28,28 @@ static unsigned stream_flags[64];
 static int nstreams, nevents;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Live allocations, to answer double frees and bad pointers as the driver does. */
-static void *allocs[4096];
+/* Live allocations, to answer double frees and bad pointers as the driver does.
+ * A device address is a reserved range the host cannot touch (PROT_NONE), as
+ * on a GPU: a library that writes a device pointer as if it were host memory
+ * faults here too. The fake itself works on each allocation's host backing. */
+static void *allocs[4096];      /* device addresses */
+static void *backing[4096];     /* what the fake reads and writes for them */
 static size_t alloc_sizes[4096];
+
+/* Where the fake reads or writes a device address; a host address is itself. */
+static void *xlate(const void *p)
+{
+    void *out = (void *)p;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (allocs[i] && (const char *)p >= (char *)allocs[i] &&
+            (const char *)p < (char *)allocs[i] + alloc_sizes[i]) {
+            out = (char *)backing[i] + ((const char *)p - (char *)allocs[i]);
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    return out;
+}
 
 /* Fork safety of the stand-in itself (the real driver has its own): take the
  * lock around fork so a child never inherits it held by a vanished thread. */
@@ -58,6 +80,23 @@ static _Atomic int sticky;
     do {                            \
         if (sticky)                 \
             return (CUresult)sticky; \
+    } while (0)
+
+/* Stream capture (the section "stream capture" below): the rules the real
+ * driver enforces, so that a library call that would invalidate a program's
+ * capture does so here too. */
+static CUresult capture_unsafe(void);
+static CUresult capture_legacy(CUstream s, int pt);
+static int capture_copy(CUstream s, int pt, void *dst, const void *src, size_t n);
+static int capture_launch(CUstream s, int pt, CUfunction f, const unsigned g[3],
+                          const unsigned b[3], void **params);
+#define CAPTURE_RULES(unsafe, s, pt)                                                 \
+    do {                                                                             \
+        CUresult cr_ = (unsafe) ? capture_unsafe() : CUDA_SUCCESS;                   \
+        if (cr_ == CUDA_SUCCESS)                                                     \
+            cr_ = capture_legacy((s), (pt));                                         \
+        if (cr_ != CUDA_SUCCESS)                                                     \
+            return cr_;                                                              \
     } while (0)
 
 FAKE_EXPORT CUresult cuInit(unsigned int flags)
@@ -115,6 +154,7 @@ FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
     STICKY();
+    CAPTURE_RULES(1, NULL, 0);
     return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
@@ -148,6 +188,61 @@ static bool injected_alloc_fault(void)
     return v && strncmp(v, "alloc:", 6) == 0 && strtoul(v + 6, NULL, 10) == n;
 }
 
+static size_t reserved_bytes(size_t n)
+{
+    return (n + 4095) & ~(size_t)4095;
+}
+
+static CUresult device_alloc(CUdeviceptr *dptr, size_t bytesize)
+{
+    size_t cap = env_size("FAKECUDA_MEM");
+    void *p = aligned_alloc(256, (bytesize + 255) & ~(size_t)255);
+    void *dev = mmap(NULL, reserved_bytes(bytesize), PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!p || dev == MAP_FAILED) {
+        free(p);
+        if (dev != MAP_FAILED)
+            munmap(dev, reserved_bytes(bytesize));
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&lock);
+    size_t slot = sizeof allocs / sizeof allocs[0];
+    if (!(cap && live_bytes_locked() + bytesize > cap))
+        for (slot = 0; slot < sizeof allocs / sizeof allocs[0] && allocs[slot]; slot++)
+            ;
+    if (slot < sizeof allocs / sizeof allocs[0]) {
+        allocs[slot] = dev;
+        backing[slot] = p;
+        alloc_sizes[slot] = bytesize;
+    }
+    pthread_mutex_unlock(&lock);
+    if (slot == sizeof allocs / sizeof allocs[0]) {
+        free(p);
+        munmap(dev, reserved_bytes(bytesize));
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *dptr = (CUdeviceptr)(uintptr_t)dev;
+    return CUDA_SUCCESS;
+}
+
+static CUresult device_free(CUdeviceptr dptr)
+{
+    void *p = (void *)(uintptr_t)dptr;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (allocs[i] == p) {
+            void *b = backing[i];
+            size_t n = alloc_sizes[i];
+            allocs[i] = NULL;
+            pthread_mutex_unlock(&lock);
+            free(b);
+            munmap(p, reserved_bytes(n));
+            return CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&lock);
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     if (!current)
@@ -155,27 +250,10 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     STICKY();
     if (!dptr || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     if (bytesize > ((size_t)1 << 40) || injected_alloc_fault())
         return CUDA_ERROR_OUT_OF_MEMORY;
-    size_t cap = env_size("FAKECUDA_MEM");
-    void *p = aligned_alloc(256, (bytesize + 255) & ~(size_t)255);
-    if (!p)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&lock);
-    if (cap && live_bytes_locked() + bytesize > cap) {
-        pthread_mutex_unlock(&lock);
-        free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
-        if (!allocs[i]) {
-            allocs[i] = p;
-            alloc_sizes[i] = bytesize;
-            break;
-        }
-    pthread_mutex_unlock(&lock);
-    *dptr = (CUdeviceptr)(uintptr_t)p;
-    return CUDA_SUCCESS;
+    return device_alloc(dptr, bytesize);
 }
 
 FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -183,17 +261,8 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     STICKY();
     if (dptr == 0)
         return CUDA_SUCCESS;
-    void *p = (void *)(uintptr_t)dptr;
-    pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
-        if (allocs[i] == p) {
-            allocs[i] = NULL;
-            pthread_mutex_unlock(&lock);
-            free(p);
-            return CUDA_SUCCESS;
-        }
-    pthread_mutex_unlock(&lock);
-    return CUDA_ERROR_INVALID_VALUE;
+    CAPTURE_RULES(1, GA_NO_LEGACY, 0);
+    return device_free(dptr);
 }
 
 FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data,
@@ -229,12 +298,14 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
 FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
 {
     (void)flags;
+    CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     *pp = malloc(n);
     return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 FAKE_EXPORT CUresult cuMemFreeHost(void *p)
 {
+    CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     free(p);
     return CUDA_SUCCESS;
 }
@@ -262,63 +333,84 @@ static CUresult copy(void *dst, const void *src, size_t n)
     STICKY();
     if (!dst || !src)
         return CUDA_ERROR_INVALID_VALUE;
-    memcpy(dst, src, n);
+    memcpy(xlate(dst), xlate(src), n);
     return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
+    CAPTURE_RULES(1, NULL, 0);
     return copy((void *)(uintptr_t)dst, src, n);
 }
 
 FAKE_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
 {
+    CAPTURE_RULES(1, NULL, 1);
     return copy((void *)(uintptr_t)dst, src, n);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
+    CAPTURE_RULES(1, NULL, 0);
     return copy(dst, (const void *)(uintptr_t)src, n);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
 {
+    CAPTURE_RULES(1, NULL, 1);
     return copy(dst, (const void *)(uintptr_t)src, n);
+}
+
+/* An asynchronous copy on a capturing stream becomes a node of its graph. */
+static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s, int pt)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
+    CAPTURE_RULES(0, s, pt);
+    if (capture_copy(s, pt, dst, src, n))
+        return CUDA_SUCCESS;
+    return copy(dst, src, n);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    (void)s;
-    return copy(dst, (const void *)(uintptr_t)src, n);
+    return copy_async(dst, (const void *)(uintptr_t)src, n, s, 0);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    (void)s;
-    return copy(dst, (const void *)(uintptr_t)src, n);
+    return copy_async(dst, (const void *)(uintptr_t)src, n, s, 1);
 }
 
 FAKE_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
+    CAPTURE_RULES(1, NULL, 0);
     return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 }
 
 FAKE_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
+    CAPTURE_RULES(1, NULL, 1);
     return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 }
 
 FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    (void)s;
-    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s, 0);
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s, 0);
 }
 
 FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
-    uint32_t *p = (uint32_t *)(uintptr_t)dst;
+    CAPTURE_RULES(1, NULL, 0);
+    uint32_t *p = xlate((void *)(uintptr_t)dst);
     for (size_t i = 0; i < n; i++)
         p[i] = v;
     return CUDA_SUCCESS;
@@ -497,7 +589,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         return CUDA_ERROR_INVALID_VALUE;
     if (!params)
         return CUDA_ERROR_INVALID_VALUE;
-    uint32_t *p = *(uint32_t **)params[0];
+    uint32_t *p = xlate(*(uint32_t **)params[0]);
     uint32_t n = *(uint32_t *)params[1], v = *(uint32_t *)params[2];
     uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
     device_ms += (double)gx * gy * gz * 0.0002 + (double)threads * 0.000001;
@@ -506,27 +598,44 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     return CUDA_SUCCESS;
 }
 
+/* A launch on a capturing stream becomes a node of its graph. */
+static CUresult launch_on(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, CUstream s, int pt, void **params)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
+    CAPTURE_RULES(0, s, pt);
+    const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+    if (is_kernel(f) && params && capture_launch(s, pt, f, g, b, params))
+        return CUDA_SUCCESS;
+    return launch(f, gx, gy, gz, bx, by, bz, params);
+}
+
 FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                     unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                                     CUstream s, void **params, void **extra)
 {
-    (void)shmem, (void)s, (void)extra;
-    return launch(f, gx, gy, gz, bx, by, bz, params);
+    (void)shmem, (void)extra;
+    return launch_on(f, gx, gy, gz, bx, by, bz, s, 0, params);
 }
 
 FAKE_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                          unsigned bx, unsigned by, unsigned bz, unsigned shmem,
                                          CUstream s, void **params, void **extra)
 {
-    (void)shmem, (void)s, (void)extra;
-    return launch(f, gx, gy, gz, bx, by, bz, params);
+    (void)shmem, (void)extra;
+    return launch_on(f, gx, gy, gz, bx, by, bz, s, 1, params);
 }
 
 /* ---- graphs: kernel nodes only, run in order on launch ---- */
 typedef struct fake_node {
-    CUfunction f;
+    CUfunction f; /* NULL: a copy node */
     unsigned g[3], b[3];
     unsigned char params[16]; /* fill/add: u32 *p, u32 n, u32 v */
+    void *dst;                /* copy nodes (captured asynchronous copies) */
+    const void *src;
+    size_t n;
 } fake_node_t;
 
 typedef struct fake_graph {
@@ -591,12 +700,16 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
 
 FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
 {
-    (void)s;
     fake_graph_t *fg = (fake_graph_t *)x;
     if (!fg)
         return CUDA_ERROR_INVALID_VALUE;
+    CAPTURE_RULES(0, s, 0);
     for (unsigned i = 0; i < fg->n; i++) {
         fake_node_t *nd = &fg->nodes[i];
+        if (!nd->f) {
+            memcpy(xlate(nd->dst), xlate(nd->src), nd->n);
+            continue;
+        }
         void *args[] = {nd->params, nd->params + 8, nd->params + 12};
         CUresult r = launch(nd->f, nd->g[0], nd->g[1], nd->g[2], nd->b[0], nd->b[1], nd->b[2], args);
         if (r != CUDA_SUCCESS)
@@ -683,12 +796,17 @@ FAKE_EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
     return CUDA_SUCCESS;
 }
 
-FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s) { return stream_ok(s); }
-FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return stream_ok(s); }
-FAKE_EXPORT CUresult cuStreamQuery(CUstream s) { return stream_ok(s); }
+static CUresult capture_wait(CUstream s, int pt);
+static void capture_stream_destroyed(CUstream s);
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s) { return capture_wait(s, 0); }
+FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return capture_wait(s, 1); }
+FAKE_EXPORT CUresult cuStreamQuery(CUstream s) { return capture_wait(s, 0); }
 FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
-    return stream_index(s) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (stream_index(s) < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    capture_stream_destroyed(s);
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
@@ -705,28 +823,40 @@ FAKE_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
+static void capture_record(CUevent e, CUstream s);
+static CUresult capture_join(CUstream s, CUevent e);
+static CUresult capture_event_wait(CUevent e);
+
 FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CAPTURE_RULES(0, s, 0);
     event_ms[(int *)e - event_objects] = device_ms;
-    return stream_ok(s);
+    capture_record(e, s);
+    return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
     (void)flags;
-    return e ? stream_ok(s) : CUDA_ERROR_INVALID_HANDLE; /* everything is already done */
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = stream_ok(s);
+    return r == CUDA_SUCCESS ? capture_join(s, e) : r; /* everything else is already done */
 }
 
 FAKE_EXPORT CUresult cuEventQuery(CUevent e)
 {
     STICKY();
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return e ? capture_event_wait(e) : CUDA_ERROR_INVALID_HANDLE;
 }
 FAKE_EXPORT CUresult cuEventSynchronize(CUevent e)
 {
     STICKY();
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return e ? capture_event_wait(e) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 FAKE_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
@@ -752,6 +882,338 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult cuEventDestroy_v2(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+
+
+/* ---- stream capture ----
+ * What the real driver enforces (CUDA programming guide, "Prohibited and
+ * unhandled operations", and cuThreadExchangeStreamCaptureMode): a capture
+ * records what is enqueued on its streams into a graph instead of running it;
+ * a stream joins a capture by waiting on an event recorded in it; a
+ * "potentially unsafe" call (synchronous allocation, free, copy or memset,
+ * page-locked host allocation, any query or synchronization) from a thread
+ * that the capture's mode forbids it to, work on the legacy stream while a
+ * blocking stream captures, and waiting for captured work all invalidate the
+ * capture: the call fails and cuStreamEndCapture then returns
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. */
+typedef struct fake_capture {
+    int active, invalid;
+    CUstreamCaptureMode mode;
+    pthread_t thread;  /* the thread that began it */
+    int origin;        /* index of its created origin stream, or -1: */
+    int origin_pt;     /* ... the per-thread default stream of `thread` */
+    uint64_t members;  /* created streams in it (bit per index) */
+    fake_graph_t *g;
+} fake_capture_t;
+
+static fake_capture_t caps[8];          /* guarded by lock */
+static int event_cap[256];              /* guarded by lock: capture + 1 of a captured record */
+static __thread CUstreamCaptureMode thread_mode; /* CU_STREAM_CAPTURE_MODE_GLOBAL is 0 */
+
+static int is_legacy(CUstream s, int pt)
+{
+    return s == CU_STREAM_LEGACY || (s == NULL && !pt);
+}
+
+/* The capture stream s is in, or -1 (under lock). */
+static int capture_of_locked(CUstream s, int pt)
+{
+    int i = stream_index(s);
+    int per_thread = s == CU_STREAM_PER_THREAD || (s == NULL && pt);
+    for (int c = 0; c < 8; c++) {
+        if (!caps[c].active)
+            continue;
+        if (i >= 0 && (caps[c].members >> i & 1))
+            return c;
+        if (per_thread && caps[c].origin_pt && pthread_equal(caps[c].thread, pthread_self()))
+            return c;
+    }
+    return -1;
+}
+
+static CUresult capture_unsafe(void)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    for (int c = 0; c < 8; c++) {
+        if (!caps[c].active || thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+            continue;
+        int mine = pthread_equal(caps[c].thread, pthread_self());
+        if ((mine && caps[c].mode != CU_STREAM_CAPTURE_MODE_RELAXED) ||
+            (!mine && caps[c].mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+             thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
+            caps[c].invalid = 1;
+            r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* Work on the legacy stream waits for every blocking stream: a capturing one
+ * cannot be waited for. */
+static CUresult capture_legacy(CUstream s, int pt)
+{
+    if (s == GA_NO_LEGACY || !is_legacy(s, pt))
+        return CUDA_SUCCESS;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    for (int c = 0; c < 8; c++) {
+        if (!caps[c].active)
+            continue;
+        int blocking = caps[c].origin_pt;
+        for (int i = 0; i < 64; i++)
+            if ((caps[c].members >> i & 1) && !(stream_flags[i] & CU_STREAM_NON_BLOCKING))
+                blocking = 1;
+        if (blocking) {
+            caps[c].invalid = 1;
+            r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+static fake_node_t *capture_node_locked(int c)
+{
+    fake_graph_t *g = caps[c].g;
+    return g->n < 4096 ? &g->nodes[g->n++] : NULL;
+}
+
+static int capture_copy(CUstream s, int pt, void *dst, const void *src, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, pt);
+    fake_node_t *nd = c >= 0 ? capture_node_locked(c) : NULL;
+    if (nd)
+        memset(nd, 0, sizeof *nd), nd->dst = dst, nd->src = src, nd->n = n;
+    pthread_mutex_unlock(&lock);
+    return c >= 0;
+}
+
+static int capture_launch(CUstream s, int pt, CUfunction f, const unsigned g[3],
+                          const unsigned b[3], void **params)
+{
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, pt);
+    fake_node_t *nd = c >= 0 ? capture_node_locked(c) : NULL;
+    if (nd) {
+        memset(nd, 0, sizeof *nd);
+        nd->f = f;
+        memcpy(nd->g, g, sizeof nd->g);
+        memcpy(nd->b, b, sizeof nd->b);
+        memcpy(nd->params, params[0], 8);
+        memcpy(nd->params + 8, params[1], 4);
+        memcpy(nd->params + 12, params[2], 4);
+    }
+    pthread_mutex_unlock(&lock);
+    return c >= 0;
+}
+
+static void capture_record(CUevent e, CUstream s)
+{
+    pthread_mutex_lock(&lock);
+    event_cap[(int *)e - event_objects] = capture_of_locked(s, 0) + 1;
+    pthread_mutex_unlock(&lock);
+}
+
+static CUresult capture_join(CUstream s, CUevent e)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    int c = event_cap[(int *)e - event_objects] - 1;
+    if (c >= 0 && caps[c].active) {
+        int i = stream_index(s);
+        if (i >= 0)
+            caps[c].members |= (uint64_t)1 << i;
+        else if (!(caps[c].origin_pt && s == CU_STREAM_PER_THREAD))
+            r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, caps[c].invalid = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+/* Synchronizing with or querying captured work is illegal; any other wait is
+ * merely unsafe. */
+static CUresult capture_wait(CUstream s, int pt)
+{
+    CUresult r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, pt);
+    if (c >= 0)
+        caps[c].invalid = 1;
+    pthread_mutex_unlock(&lock);
+    if (c >= 0)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    CAPTURE_RULES(1, s, pt);
+    return CUDA_SUCCESS;
+}
+
+static CUresult capture_event_wait(CUevent e)
+{
+    pthread_mutex_lock(&lock);
+    int c = event_cap[(int *)e - event_objects] - 1;
+    if (c >= 0 && caps[c].active)
+        caps[c].invalid = 1;
+    else
+        c = -1;
+    pthread_mutex_unlock(&lock);
+    if (c >= 0)
+        return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    return capture_unsafe();
+}
+
+static void capture_stream_destroyed(CUstream s)
+{
+    int i = stream_index(s);
+    pthread_mutex_lock(&lock);
+    for (int c = 0; c < 8; c++)
+        if (caps[c].active && (caps[c].members >> i & 1)) {
+            caps[c].members &= ~((uint64_t)1 << i);
+            if (caps[c].origin == i)
+                caps[c].invalid = 1;
+        }
+    pthread_mutex_unlock(&lock);
+}
+
+static CUresult begin_capture(CUstream s, int pt, CUstreamCaptureMode mode)
+{
+    STICKY();
+    if (is_legacy(s, pt))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    int i = stream_index(s), per_thread = s == CU_STREAM_PER_THREAD || s == NULL;
+    if (i < 0 && !per_thread)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_graph_t *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = CUDA_ERROR_ILLEGAL_STATE; /* already capturing */
+    pthread_mutex_lock(&lock);
+    if (capture_of_locked(s, pt) < 0) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        for (int c = 0; c < 8; c++)
+            if (!caps[c].active) {
+                caps[c] = (fake_capture_t){1, 0, mode, pthread_self(), i, per_thread,
+                                           i >= 0 ? (uint64_t)1 << i : 0, g};
+                g = NULL;
+                r = CUDA_SUCCESS;
+                break;
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    free(g);
+    return r;
+}
+
+FAKE_EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    return begin_capture(s, 0, mode);
+}
+
+FAKE_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
+{
+    return begin_capture(s, 1, mode);
+}
+
+static CUresult end_capture(CUstream s, int pt, CUgraph *out)
+{
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = NULL;
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, pt), i = stream_index(s);
+    CUresult r = CUDA_SUCCESS;
+    if (c < 0)
+        r = CUDA_ERROR_ILLEGAL_STATE;
+    else if (caps[c].origin != i || (i < 0 && !caps[c].origin_pt))
+        r = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    else if (caps[c].mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+             !pthread_equal(caps[c].thread, pthread_self()))
+        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    if (r == CUDA_SUCCESS) {
+        if (caps[c].invalid) {
+            r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+            free(caps[c].g);
+        } else {
+            *out = (CUgraph)caps[c].g;
+        }
+        for (int e = 0; e < 256; e++)
+            if (event_cap[e] == c + 1)
+                event_cap[e] = 0;
+        memset(&caps[c], 0, sizeof caps[c]);
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+FAKE_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g) { return end_capture(s, 0, g); }
+FAKE_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) { return end_capture(s, 1, g); }
+
+static CUresult is_capturing(CUstream s, int pt, CUstreamCaptureStatus *st)
+{
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, pt);
+    *st = c < 0 ? CU_STREAM_CAPTURE_STATUS_NONE
+                : caps[c].invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                  : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    return is_capturing(s, 0, st);
+}
+
+FAKE_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
+{
+    return is_capturing(s, 1, st);
+}
+
+FAKE_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = thread_mode;
+    thread_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+/* Stream-ordered allocation: in a capture, a memory node (the fake maps it at
+ * once and keeps it); otherwise an allocation as any other. */
+FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t n, CUstream s)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
+    if (!dptr || stream_ok(s) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    CAPTURE_RULES(0, s, 0);
+    return device_alloc(dptr, n ? n : 1);
+}
+
+FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
+{
+    STICKY();
+    if (stream_ok(s) != CUDA_SUCCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    CAPTURE_RULES(0, s, 0);
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, 0);
+    pthread_mutex_unlock(&lock);
+    if (c < 0 && dptr) /* a captured free happens when the graph runs: never, here */
+        return device_free(dptr);
+    return CUDA_SUCCESS;
+}
 
 /* cuGetProcAddress: what cudart does. Base name plus version picks the ELF
  * variant; the per-thread flag picks _ptsz/_ptds where one exists. */
