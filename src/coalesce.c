@@ -399,10 +399,11 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     return done;
 }
 
-/* A read the library may serve itself: small, and into host memory. */
+/* A read the library may serve itself: small, into host memory, and not
+ * under capture (a captured copy must reach the graph) or after a fault. */
 static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
 {
-    return rt->cfg.coalesce && dst && n && n <= rt->cfg.coalesce_max &&
+    return rt->cfg.coalesce && dst && n && n <= rt->cfg.coalesce_max && !ga_serving_off() &&
            ga_host_memory(rt, dst, n);
 }
 

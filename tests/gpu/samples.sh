@@ -1,9 +1,16 @@
 #!/bin/sh
-# samples.sh (GPU) - programs from NVIDIA's public cuda-samples, built here from
-# a carried copy (tools/carry-samples.sh; never committed), run natively and
-# under the library with every feature on: same exit status and the same
-# PASS/FAIL lines (their other output holds timings). Prints the time ratio.
-# GA_CUDA_SAMPLES: the carried directory (tools/gpu-suite sets it).
+# samples.sh (GPU) - NVIDIA's public cuda-samples, carried by tools/carry-samples.sh
+# (never committed), each run from its own folder natively and under the library
+# with every feature on: the same exit status and the same result lines (PASS,
+# FAIL, Result, errors, the sample's own checks; never timings) or DIFFER, the
+# only failure. A sample that fails or times out natively is native-fails, one
+# whose result lines change from one native run to the next is native-varies:
+# neither says anything of the library. One row a sample, then the totals; the
+# table also goes to $OUT/samples.txt when OUT is set.
+#   GA_CUDA_SAMPLES     the carried folder (tools/gpu-suite sets it); a program
+#                       missing from its bin/ is built (tools/build-samples.sh)
+#   GA_SAMPLES          only these samples (names, blank-separated)
+#   GA_SAMPLES_TIMEOUT  seconds a run may take (default 120)
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu samples
 S=${GA_CUDA_SAMPLES:-}
@@ -11,37 +18,130 @@ if [ -z "$S" ] || [ ! -f "$S/SAMPLES" ]; then
     echo "SKIP: no CUDA samples carried (GA_CUDA_SAMPLES; see tools/carry-samples.sh)"
     exit 77
 fi
-[ -n "${NVCC:-}" ] || { echo "SKIP: built without nvcc"; exit 77; }
+S=$(cd "$S" && pwd)
+T=${GA_SAMPLES_TIMEOUT:-120}
 ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
-echo "cuda-samples $(cut -c1-12 "$S/COMMIT")"
-printf '%-18s %-7s %10s %10s %8s\n' sample result native_s library_s speedup
-failed=0
-for s in $(cat "$S/SAMPLES"); do
-    if ! $NVCC -O2 -I"$S/Common" -o "$tmp/$s" "$S/Samples/0_Introduction/$s/$s.cu" \
-        >"$tmp/$s.build" 2>&1; then
-        tail -5 "$tmp/$s.build"
-        fail "building $s"
+build="${GA_SRC:-.}/tools/build-samples.sh"
+tab=$(printf '\t')
+
+names=$(cut -f1 "$S/SAMPLES")
+if [ -n "${GA_SAMPLES:-}" ]; then
+    names=$(for n in $GA_SAMPLES; do cut -f1 "$S/SAMPLES" | grep -Fx "$n" || echo "samples: $n is not in the manifest" >&2; done)
+fi
+missing=""
+for n in $names; do [ -x "$S/bin/$n" ] || missing="$missing $n"; done
+if [ -n "$missing" ]; then
+    if [ -n "${NVCC:-}" ]; then
+        echo "samples: building$(echo "$missing" | wc -w | sed 's/^/ /') samples missing from $S/bin"
+        # shellcheck disable=SC2086
+        NVCC=$NVCC sh "$build" "$S" "$(nproc)" $missing >"$tmp/build.log" 2>&1
+        grep -E 'built \(|failed:' "$tmp/build.log"
+    elif [ "$(echo "$missing" | wc -w)" = "$(echo "$names" | wc -w)" ]; then
+        echo "SKIP: no sample built in $S/bin and no nvcc to build them"
+        exit 77
     fi
+fi
+# The links to this machine's toolkit headers that NVRTC samples read.
+sh "$build" --prep "$S" || fail "tools/build-samples.sh --prep $S"
+
+# results FILE: the lines that state a result, without timings, sorted (the
+# order of several processes' lines varies).
+results() {
+    grep -aiE 'pass|fail|result|error|mismatch|correct|verif|waiv|differ|match|wrong|invalid' "$1" |
+        grep -aviE '[0-9.] *(s|ms|msec|us|usec|ns|sec|secs|seconds)\b|time|/s\b|flop|bandwidth|throughput|elapsed|latency|speedup|perf' |
+        sed -E 's/0x[0-9a-fA-F]{6,}/0x?/g; s/[[:space:]]+$//' | sort
+}
+
+# run OUT [ENV...]: run sample $name from its folder, stdin closed, under the
+# timeout, with ENV (the library only in the sample); sets rc and secs.
+run() {
+    o=$1
+    shift
     t0=$(date +%s.%N)
-    env -u LD_PRELOAD "$tmp/$s" >"$tmp/n.out" 2>&1
-    nrc=$?
-    t1=$(date +%s.%N)
     # shellcheck disable=SC2086
-    env $ALL LD_PRELOAD="$GA_LIB" "$tmp/$s" >"$tmp/l.out" 2>&1
-    lrc=$?
-    t2=$(date +%s.%N)
-    n=$(grep -E 'PASS|FAIL|Result' "$tmp/n.out")
-    l=$(grep -E 'PASS|FAIL|Result' "$tmp/l.out")
-    res=same
-    if [ $nrc != $lrc ] || [ "$n" != "$l" ]; then
-        res=DIFFER
-        failed=1
-        echo "   native exit $nrc: $n"
-        echo "   library exit $lrc: $l"
-        tail -5 "$tmp/l.out"
+    (cd "$S/$dir" && env -u LD_PRELOAD timeout -k 10 "$T" env "$@" "$S/bin/$name" $args </dev/null >"$o" 2>&1)
+    rc=$?
+    secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
+}
+
+row() { # NAME RESULT NATIVE_S LIBRARY_S RATIO
+    printf '%-30s %-13s %9s %9s %7s\n' "$@" | tee -a "$tmp/table"
+}
+
+echo "cuda-samples $(cut -c1-12 "$S/COMMIT"), timeout ${T}s a run, library features: $ALL" | tee "$tmp/table"
+row sample result native_s library_s ratio
+carried=0 built=0 ran=0 agreed=0 differ=0
+notes=""
+for name in $names; do
+    carried=$((carried + 1))
+    line=$(awk -F'\t' -v n="$name" '$1 == n' "$S/SAMPLES" | head -1)
+    dir=$(echo "$line" | cut -f2)
+    args=$(echo "$line" | cut -f7)
+    [ "$args" != - ] || args=""
+    if [ ! -x "$S/bin/$name" ]; then
+        row "$name" build-fails - - -
+        why=$(awk -F'\t' -v n="$name" '$1 == n {print $3}' "$S/BUILT" 2>/dev/null)
+        notes="$notes$name: build-fails: ${why:-no binary}$tab"
+        continue
     fi
-    awk -v n="$s" -v r="$res" -v a="$t0" -v b="$t1" -v c="$t2" \
-        'BEGIN {printf "%-18s %-7s %10.3f %10.3f %7.2fx\n", n, r, b - a, c - b, (b - a) / (c - b)}'
+    built=$((built + 1))
+    run "$tmp/n1.out"
+    nrc=$rc ns=$secs
+    if [ $nrc != 0 ]; then
+        why="exit $nrc"
+        [ $nrc = 124 ] || [ $nrc = 137 ] && why="timed out after ${T}s"
+        [ $nrc = 2 ] && grep -qai waiv "$tmp/n1.out" && why="waived (exit 2)"
+        row "$name" native-fails "$ns" - -
+        last=$(grep -av '^[[:space:]]*$' "$tmp/n1.out" | tail -1 | cut -c1-160)
+        notes="$notes$name: native-fails: $why${last:+: $last}$tab"
+        continue
+    fi
+    ran=$((ran + 1))
+    rm -f "$tmp/ga.log"
+    # shellcheck disable=SC2086
+    run "$tmp/l.out" $ALL GPUACCEL_LOG_FILE="$tmp/ga.log" LD_PRELOAD="$GA_LIB"
+    lrc=$rc ls=$secs
+    ratio=$(awk -v a="$ns" -v b="$ls" 'BEGIN {if (b > 0) printf "%.2fx", a / b; else print "-"}')
+    results "$tmp/n1.out" >"$tmp/n1.res"
+    results "$tmp/l.out" >"$tmp/l.res"
+    res=same
+    if [ $nrc != $lrc ] || ! cmp -s "$tmp/n1.res" "$tmp/l.res"; then
+        # A second native run tells a sample that varies by itself from the library.
+        run "$tmp/n2.out"
+        results "$tmp/n2.out" >"$tmp/n2.res"
+        if [ $rc != $nrc ] || ! cmp -s "$tmp/n1.res" "$tmp/n2.res"; then
+            res=native-varies
+            notes="$notes$name: native-varies: two native runs gave different result lines (exit $nrc and $rc)$tab"
+        else
+            res=DIFFER
+            differ=$((differ + 1))
+        fi
+    fi
+    [ $res = same ] && agreed=$((agreed + 1))
+    row "$name" "$res" "$ns" "$ls" "$ratio"
+    if [ $res = DIFFER ]; then
+        {
+            echo "   native exit $nrc, library exit $lrc; result lines, native (<) and library (>):"
+            diff "$tmp/n1.res" "$tmp/l.res" | grep '^[<>]' | head -20 | sed 's/^/   /'
+            echo "   library output, last lines:"
+            tail -8 "$tmp/l.out" | sed 's/^/   | /'
+        } | tee -a "$tmp/table"
+        if [ -n "${OUT:-}" ]; then
+            mkdir -p "$OUT/samples"
+            cp "$tmp/n1.out" "$OUT/samples/$name.native.txt"
+            cp "$tmp/l.out" "$OUT/samples/$name.library.txt"
+        fi
+    fi
+    # What the library said (it writes nothing unless something is wrong).
+    [ -s "$tmp/ga.log" ] && head -3 "$tmp/ga.log" | sed "s/^/   $name: /" | tee -a "$tmp/table"
 done
-[ $failed = 0 ] || fail "a sample behaved differently under the library"
+{
+    echo "carried $carried, built $built, ran natively $ran, agreed $agreed, differ $differ"
+    [ -z "$notes" ] || echo "$notes" | tr '\t' '\n' | grep . | sed 's/^/  /'
+} | tee -a "$tmp/table"
+if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT" && cp "$tmp/table" "$OUT/samples.txt"
+fi
+[ $differ = 0 ] || fail "$differ sample(s) behaved differently under the library"
+[ $ran -gt 0 ] || { echo "SKIP: no sample ran natively"; exit 77; }
 echo "PASS: samples"
