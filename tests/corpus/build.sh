@@ -1,0 +1,95 @@
+#!/bin/sh
+# build.sh - build the corpus drivers (tests/corpus/<project>/) against the
+# projects' own sources, carried by tools/carry-corpus.sh into .carry/corpus
+# (or $GA_CORPUS). Writes DEST/sppark, DEST/risc0 and DEST/stwo; a project that
+# is not carried is left out with a note. Objects go to DEST/.obj (removed when
+# all is built). Compiles in parallel (CORPUS_JOBS, default the number of CPUs).
+#
+# usage: tests/corpus/build.sh DEST
+#   NVCC (default nvcc, else /usr/local/cuda/bin/nvcc), CORPUS_ARCH (default -arch=sm_90)
+set -eu
+dest=${1:?usage: tests/corpus/build.sh DEST}
+here=$(cd "$(dirname "$0")" && pwd)
+C=${GA_CORPUS:-$(cd "$here/../.." && pwd)/.carry/corpus}
+NVCC=${NVCC:-nvcc}
+command -v "$NVCC" >/dev/null 2>&1 || NVCC=/usr/local/cuda/bin/nvcc
+command -v "$NVCC" >/dev/null 2>&1 || { echo "build.sh: no nvcc" >&2; exit 1; }
+F="-O2 ${CORPUS_ARCH:--arch=sm_90} -std=c++17"
+jobs=${CORPUS_JOBS:-$(nproc 2>/dev/null || echo 4)}
+[ -d "$C" ] || { echo "build.sh: no carried corpus at $C (tools/carry-corpus.sh)" >&2; exit 1; }
+mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)
+obj=$dest/.obj
+rm -rf "$obj"
+mkdir -p "$obj"
+
+# Each compile is a line of the job list: OUTPUT SOURCE FLAGS...
+list=$obj/jobs
+: >"$list"
+job() { echo "$*" >>"$list"; }
+built=""
+
+if [ -f "$C/sppark/COMMIT" ]; then
+    S=$C/sppark
+    o=$obj/sppark
+    mkdir -p "$o"
+    d="-DFEATURE_GOLDILOCKS -DGL64_NO_REDUCTION_KLUDGE -DTAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE"
+    job "$o/sppark_ntt.o $here/sppark/sppark_ntt.cu $d -I$S -Xcompiler -Wno-unused-function"
+    job "$o/all_gpus.o $S/util/all_gpus.cpp -I$S"
+    built="$built sppark"
+else
+    echo "build.sh: sppark not carried, left out" >&2
+fi
+
+if [ -f "$C/risc0/COMMIT" ]; then
+    R=$C/risc0
+    K=$R/risc0/sys/kernels/zkp/cuda
+    o=$obj/risc0
+    mkdir -p "$o"
+    d="-DFEATURE_BABY_BEAR -I$R/risc0/sys/cxx -I$R/vendor/sppark -diag-suppress=177 -diag-suppress=2922"
+    for f in combos eltwise ffi fri_prove kernels sha supra/ntt supra/poseidon2; do
+        job "$o/$(echo "$f" | tr / _).o $K/$f.cu $d"
+    done
+    job "$o/all_gpus.o $R/vendor/sppark/util/all_gpus.cpp -I$R/vendor/sppark"
+    job "$o/risc0_zkp.o $here/risc0/risc0_zkp.cu $d -I$R/risc0/sys/kernels/zkp"
+    job "$o/risc0_divide.o $here/risc0/risc0_divide.cu $d"
+    job "$o/risc0_ref.o $here/risc0/risc0_ref.cpp -I$R/risc0/sys/kernels/zkp"
+    built="$built risc0"
+else
+    echo "build.sh: risc0 not carried, left out" >&2
+fi
+
+if [ -f "$C/stwo/COMMIT" ]; then
+    W=$C/stwo/cuda
+    o=$obj/stwo
+    mkdir -p "$o"
+    for f in utils fields bit_reverse batch_inverse poly/twiddles poly/ifft poly/rfft poly/utils blake2s; do
+        job "$o/$(echo "$f" | tr / _).o $W/src/$f.cu -rdc=true -I$W/include -I$W"
+    done
+    job "$o/stwo_prover.o $here/stwo/stwo_prover.cu"
+    built="$built stwo"
+else
+    echo "build.sh: stwo not carried, left out" >&2
+fi
+
+[ -n "$built" ] || { echo "build.sh: nothing carried in $C" >&2; exit 1; }
+
+# shellcheck disable=SC2016
+if ! NVCC=$NVCC F=$F xargs -P "$jobs" -L 1 sh -c \
+    'out=$1; src=$2; shift 2; $NVCC $F "$@" -c "$src" -o "$out" >"$out.log" 2>&1 ||
+        { echo "build.sh: compiling $src failed:" >&2; tail -20 "$out.log" >&2; exit 255; }' sh \
+    <"$list"; then
+    exit 1
+fi
+
+# $F is a list of flags.
+# shellcheck disable=SC2086
+for p in $built; do
+    case $p in
+    sppark) $NVCC $F -o "$dest/sppark" "$obj"/sppark/*.o ;;
+    risc0) $NVCC $F -o "$dest/risc0" "$obj"/risc0/*.o -lcuda ;;
+    stwo) $NVCC $F -rdc=true -o "$dest/stwo" "$obj"/stwo/*.o ;;
+    esac
+    echo "build.sh: $dest/$p ($(cut -c1-12 "$C/$p/COMMIT"))"
+done
+rm -rf "$obj"
