@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerate src/entries.def, the one table of wrapped driver entry points.
+"""Regenerate src/core/entries.def, the one table of wrapped driver entry points.
 
-Maintainer tool: the build does not run it; src/entries.def is committed. Run it
+Maintainer tool: the build does not run it; src/core/entries.def is committed. Run it
 when moving to a newer cuda.h:
 
-    tools/gen-entries.py /usr/local/cuda/include > src/entries.def
+    tools/gen-entries.py /usr/local/cuda/include > src/core/entries.def
 
 Every CUresult-returning function that cuda.h declares under its exact ELF name
 (__CUDA_API_VERSION_INTERNAL exposes _v2, _ptsz, _ptds and the legacy names)
@@ -16,7 +16,7 @@ becomes one line:
 class   r      never writes device memory and enqueues no work: plain pass-through
         w      may write device memory: bumps the write epoch (default-deny: any
                function not known to be read-only is a writer)
-family  the hook: src/hooks.h declares ga_hook_<family>(id, params...)
+family  the hook: src/core/hooks.h declares ga_hook_<family>(id, params...)
 pt      1 for the per-thread-default-stream variants (_ptsz/_ptds)
 stream  the CUstream the call enqueues work on, GA_DEFSTREAM for synchronous
         copies/memsets and the old launch API (default stream), GA_HIDDENSTREAM

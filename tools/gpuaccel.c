@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "core/config.h"
 
 static char *env_text;
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swap.h"
+#include "features/swap/swap.h"
 
 static void check_rule(void *arg, const char *orig, const char *repl, bool any)
 {

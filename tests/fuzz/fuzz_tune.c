@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tune.h"
+#include "features/tune/tune.h"
 
 static void check_entry(void *arg, const ga_tune_entry_t *e)
 {

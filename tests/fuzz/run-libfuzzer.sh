@@ -20,7 +20,7 @@ fi
 inc="-I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I/usr/local/cuda/include}")"
 # The library's sources without its exports (doors.c would interpose dlsym in
 # the fuzzer itself, wrappers.c the driver API): the parsers and what they use.
-core=$(ls "$src"/src/*.c | grep -v -e /wrappers.c -e /doors.c)
+core=$(find "$src"/src -name '*.c' | grep -v -e /wrappers.c -e /doors.c)
 blob=kernels_blob.c
 [ -f "$blob" ] || blob="$src/kernels_blob.c"
 rc=0

@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-#include "hooks.h"
+#include "core/hooks.h"
 
 /* Threads of a test may allocate at once: the stub device has one lock. */
 static pthread_mutex_t stub_dev_lock = PTHREAD_MUTEX_INITIALIZER;

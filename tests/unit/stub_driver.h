@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-#include "capture.h"
-#include "runtime.h"
+#include "tracking/capture.h"
+#include "core/runtime.h"
 
 static int stub_ctx_a, stub_ctx_b __attribute__((unused));
 static CUcontext stub_current = (CUcontext)&stub_ctx_a;

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "memkind.h"
-#include "streams.h"
+#include "tracking/memkind.h"
+#include "tracking/streams.h"
 #include "stub_driver.h"
 
 static CUresult stub_stream_query(CUstream s)

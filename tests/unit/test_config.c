@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "config.h"
+#include "core/config.h"
 
 static const char *const *fake_env;
 

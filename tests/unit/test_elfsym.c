@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "elfsym.h"
-#include "real.h"
+#include "core/elfsym.h"
+#include "core/real.h"
 
 static int in_libc_as(void *p, const char *name)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "common.h"
+#include "core/common.h"
 
 int main(void)
 {

@@ -1,7 +1,7 @@
 /* test_modules.c - a driver too old for a feature: the feature is switched off
  * (with a warning), the others stay as configured. */
 #include "check.h"
-#include "modules.h"
+#include "hooks/modules.h"
 #include "stub_driver.h"
 
 static int dummy_fn;

@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "check.h"
-#include "hooks.h"
-#include "pool.h"
-#include "streams.h"
+#include "core/hooks.h"
+#include "features/pool/pool.h"
+#include "tracking/streams.h"
 #include "stub_driver.h"
 #include "stub_device.h"
 

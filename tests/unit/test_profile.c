@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "profile.h"
-#include "stats.h"
+#include "features/profile/profile.h"
+#include "core/stats.h"
 #include "stub_driver.h"
-#include "textfile.h"
+#include "core/textfile.h"
 
 /* ---- a minimal JSON DOM ---------------------------------------------------------- */
 typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype_t;

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "registry.h"
+#include "tracking/registry.h"
 #include "stub_driver.h"
 
 static int mod_a, lib_b, func_x, kern_y, calls;

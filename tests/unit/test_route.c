@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "real.h"
+#include "core/real.h"
 
 static char fake_code[GA_N_ENTRIES]; /* distinct addresses to stand for functions */
 

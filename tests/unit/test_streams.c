@@ -4,7 +4,7 @@
  * non-blocking streams and declare them idle on completion, and forgetting
  * a context drops its streams. */
 #include "check.h"
-#include "streams.h"
+#include "tracking/streams.h"
 #include "stub_driver.h"
 
 /* Work on the blocking stream, enqueued by a thread of its own. */

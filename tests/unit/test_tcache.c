@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "pool.h"
-#include "streams.h"
+#include "features/pool/pool.h"
+#include "tracking/streams.h"
 #include "stub_driver.h"
 #include "stub_device.h"
 

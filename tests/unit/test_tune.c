@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "tune.h"
+#include "features/tune/tune.h"
 
 static ga_tune_entry_t got[16];
 static char names[16][64];

@@ -1,0 +1,64 @@
+/* common.h - what every module of libgpuaccel includes.
+ *
+ * Owns: the CUDA header in its exact-ELF-name mode, branch hints, and the entry
+ * point ids generated from entries.def (the one table of wrapped entry points).
+ * Must never: define state. */
+#ifndef GA_COMMON_H
+#define GA_COMMON_H
+
+/* Declare every driver function under its exact ELF name (cuMemAlloc_v2,
+ * cuLaunchKernel_ptsz, the legacy unversioned ones) instead of the macros an
+ * application sees, so our wrappers are type-checked against cuda.h. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GA_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define GA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GA_EXPORT      __attribute__((visibility("default")))
+#define GA_UNUSED      __attribute__((unused))
+#define GA_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Splice an argument tuple "(a, b)" after a leading argument: f(x GA_TAIL (a, b)). */
+#define GA_TAIL_(...)  , ##__VA_ARGS__
+#define GA_TAIL(args)  GA_TAIL_ args
+
+/* Stream column values in entries.def for entries without a CUstream argument. */
+#define GA_NOSTREAM  ((CUstream)(uintptr_t)-1) /* not stream ordered */
+#define GA_DEFSTREAM ((CUstream)0)             /* runs on the default stream */
+#define GA_HIDDENSTREAM ((CUstream)(uintptr_t)-2) /* on streams inside its parameters */
+
+typedef enum ga_id {
+#define GA_ENTRY(name, cls, pt, stream, params, args) GA_ID_##name,
+#define GA_HOOKED(name, fam, cls, pt, stream, params, args, hparams) GA_ID_##name,
+#include "core/entries.def"
+#undef GA_ENTRY
+#undef GA_HOOKED
+    GA_N_ENTRIES
+} ga_id_t;
+
+/* Static facts about one entry point, indexed by ga_id_t (entry.c). */
+typedef struct ga_entry_info {
+    const char *name;  /* exact ELF name */
+    bool writes;       /* may write device memory (bumps the epoch) */
+    bool per_thread;   /* _ptsz/_ptds variant: stream 0 means the per-thread stream */
+    bool hooked;       /* a feature hook handles it */
+} ga_entry_info_t;
+
+extern const ga_entry_info_t ga_entries[GA_N_ENTRIES];
+
+/* Entry id for an exact ELF name, or -1. */
+int ga_entry_by_name(const char *name);
+
+/* True if `base` names entry points (itself or its _v2/_ptsz/... variants) that
+ * are all known never to write device memory; false for unknown names. */
+bool ga_name_read_only(const char *base);
+
+/* Entry points declared outside cuda.h that are known not to write device
+ * memory: graphics interop (cudaGL.h, cudaEGL.h, ...) and cudaProfiler.h. */
+bool ga_name_outside_cuda_h(const char *name);
+
+#endif

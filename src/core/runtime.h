@@ -1,0 +1,70 @@
+/* runtime.h - the library's one piece of process state: initialized lazily on
+ * the first intercepted call, published once, then read without locks.
+ *
+ * Initialization never holds a lock while it calls the loader or the driver: a
+ * thread that finds initialization under way elsewhere (or recursing on its own
+ * stack) gets NULL and passes its call straight through. */
+#ifndef GA_RUNTIME_H
+#define GA_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/common.h"
+#include "core/config.h"
+#include "core/real.h"
+
+typedef struct ga_rt {
+    ga_driver_t drv;
+    ga_config_t cfg;
+    bool active; /* false: pure pass-through (GPUACCEL=0, secure execution) */
+    bool track;  /* a feature uses the stream tracker: keep it */
+    bool epochs; /* coalescing reads the write epoch: bump it */
+    bool tuning; /* the tuner runs (GPUACCEL_TUNER): it tracks allocations */
+    bool per_call; /* some feature acts on every intercepted call (track, tuning, graphs) */
+} ga_rt_t;
+
+extern _Atomic(const ga_rt_t *) ga_rt_published;
+
+const ga_rt_t *ga_rt_init(void);
+
+/* Set track, tuning and per_call from active and the configuration: the one
+ * place these are derived (again after features were switched off). */
+void ga_rt_derive(ga_rt_t *rt);
+
+/* The runtime, or NULL while it cannot be had (no libcuda loaded yet,
+ * initialization running elsewhere or on this thread's stack). */
+static inline const ga_rt_t *ga_rt(void)
+{
+    const ga_rt_t *rt = atomic_load_explicit(&ga_rt_published, memory_order_acquire);
+    return GA_LIKELY(rt != NULL) ? rt : ga_rt_init();
+}
+
+static inline bool ga_active(const ga_rt_t *rt)
+{
+    return rt && rt->active;
+}
+
+/* The real function for `id`. Without a runtime it is looked up on the spot
+ * (slow, only during initialization). NULL if the driver lacks it. */
+void *ga_real_slow(ga_id_t id);
+static inline void *ga_real_fn(const ga_rt_t *rt, ga_id_t id)
+{
+    return GA_LIKELY(rt != NULL) ? rt->drv.fn[id] : ga_real_slow(id);
+}
+
+/* Call the real entry `name` with the wrapper's arguments; CUDA_ERROR_NOT_FOUND
+ * if this driver lacks it. For hooks, whose entries share one prototype. */
+#define GA_REAL(rt, id, proto_name) ((__typeof__(&proto_name))ga_real_fn((rt), (id)))
+
+/* What fork must know of one stateful module. runtime.c takes every module's
+ * locks before fork (in list order: rwlock, then mutex), releases them in the
+ * parent, and in the child re-initializes them and calls `child`, which resets
+ * the module: the child starts with no CUDA state. */
+typedef struct ga_fork_ops {
+    pthread_rwlock_t *rwlock; /* optional */
+    pthread_mutex_t *lock;
+    void (*child)(void);
+} ga_fork_ops_t;
+
+#endif

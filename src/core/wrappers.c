@@ -1,0 +1,86 @@
+/* wrappers.c - one exported function per entry of entries.def, under its exact
+ * ELF name (the third door: programs linked with -lcuda call these directly;
+ * the other two doors hand out their addresses).
+ *
+ * A plain wrapper counts the call, calls the driver and, when a feature needs
+ * them, bumps the write epoch (if the entry may write device memory) and notes
+ * work on its stream (streams.h: ga_work_begin/ga_work_end). A hooked one
+ * hands the call to its feature hook. In pass-through (GPUACCEL=0, secure
+ * execution, or before initialization) both call the driver and nothing else. */
+#include "core/wrappers.h"
+
+#include "features/graphs/graphs.h"
+#include "core/hooks.h"
+#include "features/tuner/tuner.h"
+#include "core/stats.h"
+#include "tracking/streams.h"
+
+#define GA_WRITES_r false
+#define GA_WRITES_w true
+
+/* A sticky error turns off serving from the library (streams.h). */
+#define GA_NOTE_FAULT(r)                                                                \
+    if (GA_UNLIKELY((r) != CUDA_SUCCESS) && ga_sticky_error(r))                         \
+        ga_fault_note(r)
+
+#define GA_PASS_THROUGH(name, args)                                                     \
+    __typeof__(&name) real_ = (__typeof__(&name))ga_real_fn(rt_, GA_ID_##name);         \
+    if (GA_UNLIKELY(!real_))                                                            \
+        return CUDA_ERROR_NOT_FOUND;                                                    \
+    if (!ga_active(rt_))                                                                \
+        return real_ args
+
+#define GA_ENTRY(name, cls, pt, stream, params, args)                                   \
+    GA_EXPORT CUresult name params                                                      \
+    {                                                                                   \
+        const ga_rt_t *rt_ = ga_rt();                                                   \
+        GA_PASS_THROUGH(name, args);                                                    \
+        ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls */           \
+            CUresult r0_ = real_ args;                                                  \
+            GA_NOTE_FAULT(r0_);                                                         \
+            ga_span_end(&span_, r0_);                                                   \
+            return r0_;                                                                 \
+        }                                                                               \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_enter();                                                           \
+        if (GA_UNLIKELY(rt_->cfg.graphs) && (GA_WRITES_##cls || stream != GA_NOSTREAM))  \
+            ga_graphs_flush(rt_); /* held launches go first: this call may observe them */ \
+        ga_work_begin(rt_, GA_WRITES_##cls);                                            \
+        CUresult r_ = real_ args;                                                       \
+        ga_work_end(rt_, r_, stream, pt, GA_WRITES_##cls);                              \
+        GA_NOTE_FAULT(r_);                                                              \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_leave();                                                           \
+        ga_span_end(&span_, r_);                                                        \
+        return r_;                                                                      \
+    }
+
+#define GA_HOOKED(name, fam, cls, pt, stream, params, args, hparams)                    \
+    GA_EXPORT CUresult name params                                                      \
+    {                                                                                   \
+        const ga_rt_t *rt_ = ga_rt();                                                   \
+        GA_PASS_THROUGH(name, args);                                                    \
+        ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_enter();                                                           \
+        CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \
+        GA_NOTE_FAULT(r_);                                                              \
+        if (GA_UNLIKELY(rt_->tuning))                                                   \
+            ga_tuner_leave();                                                           \
+        ga_span_end(&span_, r_);                                                        \
+        return r_;                                                                      \
+    }
+
+#include "core/entries.def"
+#undef GA_ENTRY
+#undef GA_HOOKED
+
+/* The wrappers' addresses, for the doors that hand them out. */
+void *const ga_wrappers[GA_N_ENTRIES] = {
+#define GA_ENTRY(name, cls, pt, stream, params, args) (void *)name,
+#define GA_HOOKED(name, fam, cls, pt, stream, params, args, hparams) (void *)name,
+#include "core/entries.def"
+#undef GA_ENTRY
+#undef GA_HOOKED
+};

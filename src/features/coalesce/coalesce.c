@@ -1,0 +1,689 @@
+/* coalesce.c - small device-to-host reads served from one larger transfer
+ * (GPUACCEL_COALESCE).
+ *
+ * A small synchronous cuMemcpyDtoH is replaced by a copy of an aligned window
+ * around it (clamped to its allocation) into pinned memory the library owns,
+ * issued at the same point of the same stream, so what the program reads is
+ * what its own copy would have read. The window is kept for later reads only
+ * when nothing can change what it holds:
+ *   - every known stream of the context was idle after the fill,
+ *   - no call that can write device memory (the epoch) and no stream work at
+ *     all (the work sequence) was issued between the fill and the read,
+ *   - no stream capture is under way,
+ *   - the memory is plain device memory: not managed, not host-mapped, not
+ *     shared with another process (IPC exported or imported, shareable handles).
+ * A read then costs a host memcpy instead of a driver round trip.
+ * The asynchronous form (cuMemcpyDtoHAsync then a stream sync, PyTorch's
+ * .item()) is served from a valid window when its stream is idle; a miss also
+ * enqueues a window fill behind the program's own copy, installed when the
+ * program synchronizes that stream.
+ * A host loop polling a flag that a running kernel sets still sees the write:
+ * while that kernel's stream is busy no window is kept, so every read goes to
+ * the device. A destination that is not host memory (a device or managed
+ * pointer passed as the "host" side, which the driver accepts under unified
+ * addressing) is never written here: such a read goes to the driver.
+ * The fills are the library's own calls (a pinned allocation, a wider copy):
+ * none is made while a stream capture is open (capture.h).
+ *
+ * Owns: the window slots and the shared-memory set, under `lock`.
+ * Must never: call the driver holding `lock`; serve a read from a window whose
+ * epoch or work sequence moved. */
+#define _GNU_SOURCE
+#include "features/coalesce/coalesce.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "core/hooks.h"
+#include "core/log.h"
+#include "tracking/memkind.h"
+#include "hooks/modules.h"
+#include "features/profile/profile.h"
+#include "tracking/streams.h"
+
+enum { N_SLOTS = 16, MAX_GROWTH = 16 };
+
+/* A slot's life: EMPTY -> CLAIMED (one filler owns it: no one else reads or
+ * claims it, its host buffer may be replaced) -> VALID (a synchronous fill,
+ * kept) or FILLING (an asynchronous copy into it is enqueued) -> VALID or
+ * EMPTY at the first sync of its stream that began after the enqueue. */
+typedef enum { S_EMPTY, S_CLAIMED, S_FILLING, S_VALID } slot_state_t;
+
+typedef struct slot {
+    slot_state_t state;
+    CUcontext ctx;      /* whose pinned memory `host` is */
+    CUdeviceptr base;   /* first device byte held */
+    size_t len;
+    void *host;
+    size_t cap;
+    uint64_t epoch, work; /* valid while both are unchanged */
+    uint64_t used;        /* LRU clock */
+    const ga_stream_t *fill_st; /* S_CLAIMED, S_FILLING: the tracker's record of the stream
+                                 * of an asynchronous fill; NULL: a synchronous fill */
+    uint64_t enqueued;          /* S_FILLING: fill_seq when its copy was enqueued */
+    CUdeviceptr next_expected; /* sequential-scan detection */
+    size_t grow;
+} slot_t;
+
+typedef struct shared_range {
+    CUdeviceptr base;
+    UT_hash_handle hh;
+} shared_range_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static slot_t slots[N_SLOTS];     /* guarded by lock */
+static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
+static uint64_t clock_tick;       /* guarded by lock */
+/* Asynchronous fills enqueued: bumped under lock, read without it (by every
+ * stream sync, which must not queue behind readers for it). */
+static _Atomic uint64_t fill_seq;
+static _Atomic uint64_t hits, misses, fills, fill_bytes;
+/* Fills since the last hit, and misses left to pass straight to the driver:
+ * a loop that writes before every read gains nothing from windows, and each
+ * fill costs more than the read it replaces. */
+static _Atomic unsigned fruitless, rest;
+enum { FRUITLESS_LIMIT = 8, REST_MISSES = 64 };
+
+static bool worth_filling(void)
+{
+    unsigned r = atomic_load_explicit(&rest, memory_order_relaxed);
+    if (r) {
+        atomic_store_explicit(&rest, r - 1, memory_order_relaxed);
+        return false;
+    }
+    if (atomic_fetch_add_explicit(&fruitless, 1, memory_order_relaxed) >= FRUITLESS_LIMIT) {
+        atomic_store_explicit(&fruitless, 0, memory_order_relaxed);
+        atomic_store_explicit(&rest, REST_MISSES, memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the window table (under lock) ------------------------------------------- */
+
+static bool slot_valid(const slot_t *s)
+{
+    return s->state == S_VALID && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read();
+}
+
+/* Claimed by a filler, or its copy in flight: no one else may take it. */
+static bool in_flight(const slot_t *s)
+{
+    return s->state == S_CLAIMED || s->state == S_FILLING;
+}
+
+/* Serve [src, src+n) into dst from a valid window. */
+static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
+{
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len) {
+            if (!slot_valid(s))
+                return false;
+            memcpy(dst, (const char *)s->host + (src - s->base), n);
+            s->used = ++clock_tick;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool serve(void *dst, CUdeviceptr src, size_t n)
+{
+    if (ga_serving_off()) /* a captured copy must reach the graph; a fault, the program */
+        return false;
+    pthread_mutex_lock(&lock);
+    bool ok = serve_locked(dst, src, n);
+    pthread_mutex_unlock(&lock);
+    if (ok) {
+        atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
+        atomic_store_explicit(&fruitless, 0, memory_order_relaxed);
+    }
+    return ok;
+}
+
+/* A slot to fill: an empty one, else the least recently used valid one. A slot
+ * claimed or being filled is never taken (its filler may be replacing its
+ * buffer, or a copy into its memory may be in flight). */
+static slot_t *claim_locked(void)
+{
+    slot_t *best = NULL;
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (in_flight(s))
+            continue;
+        if (s->state == S_EMPTY || !slot_valid(s))
+            return s;
+        if (!best || s->used < best->used)
+            best = s;
+    }
+    return best;
+}
+
+static bool is_shared_locked(CUdeviceptr base)
+{
+    shared_range_t *r;
+    HASH_FIND(hh, shared, &base, sizeof base, r);
+    return r != NULL;
+}
+
+void ga_coalesce_note_shared(CUdeviceptr base)
+{
+    shared_range_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->base = base;
+    pthread_mutex_lock(&lock);
+    shared_range_t *old;
+    HASH_FIND(hh, shared, &base, sizeof base, old);
+    if (old)
+        free(r);
+    else
+        HASH_ADD(hh, shared, base, sizeof r->base, r);
+    /* A window over it may already exist: the epoch moves, which invalidates
+     * every window and every fill in flight. */
+    ga_epoch_bump();
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- deciding the window (driver queries, outside the lock) ------------------- */
+
+typedef struct range {
+    CUdeviceptr base; /* of the allocation */
+    size_t size;
+} range_t;
+
+/* Plain device memory that only this process writes? Returns its allocation. */
+static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
+{
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    if (!get)
+        return false;
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
+    };
+    unsigned type = 0, managed = 1;
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    unsigned long long handles = ~0ull;
+    void *data[] = {&type, &managed, &start, &size, &handles};
+    if (get(5, attrs, data, src) != CUDA_SUCCESS)
+        return false;
+    if (type != CU_MEMORYTYPE_DEVICE || managed || !size || handles != CU_MEM_HANDLE_TYPE_NONE)
+        return false;
+    pthread_mutex_lock(&lock);
+    bool sh = is_shared_locked(start);
+    pthread_mutex_unlock(&lock);
+    if (sh)
+        return false;
+    *out = (range_t){start, size};
+    return true;
+}
+
+/* The window for a read at src: aligned to its size, clamped to the
+ * allocation, growing while the reads walk forward. */
+static void window_for(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
+                       const slot_t *prev, CUdeviceptr *base, size_t *len, size_t *grow)
+{
+    size_t w = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+    *grow = 1;
+    if (prev && src >= prev->base + prev->len && src < prev->next_expected + w) {
+        *grow = prev->grow < MAX_GROWTH ? prev->grow * 2 : prev->grow;
+        w *= *grow;
+    }
+    CUdeviceptr b = src - (src - r->base) % w;
+    CUdeviceptr e = b + w;
+    if (e > r->base + r->size)
+        e = r->base + r->size;
+    if (src + n > e) /* straddles the boundary: start at the read */
+        b = src, e = src + w > r->base + r->size ? r->base + r->size : src + w;
+    *base = b;
+    *len = (size_t)(e - b);
+}
+
+static void free_pinned(const ga_rt_t *rt, void *p)
+{
+    __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
+    if (p && hfree)
+        hfree(p);
+}
+
+static bool ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx)
+{
+    if (s->host && s->cap >= len && s->ctx == ctx)
+        return true;
+    __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
+    free_pinned(rt, s->host);
+    s->host = NULL;
+    s->cap = 0;
+    size_t cap = len < 65536 ? 65536 : len;
+    if (!halloc || halloc(&s->host, cap, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+        s->host = NULL;
+        return false;
+    }
+    s->cap = cap;
+    s->ctx = ctx;
+    return true;
+}
+
+/* The slot that last held memory just before src (for scan detection). */
+static slot_t *predecessor_locked(CUdeviceptr src)
+{
+    for (int i = 0; i < N_SLOTS; i++)
+        if (slots[i].state != S_EMPTY && slots[i].next_expected &&
+            src >= slots[i].base && src <= slots[i].next_expected + 4 * slots[i].len)
+            return &slots[i];
+    return NULL;
+}
+
+/* A window being filled: its slot (S_CLAIMED) and where it lies. */
+typedef struct fill {
+    slot_t *slot;
+    CUcontext ctx;
+    CUdeviceptr base;
+    size_t len, grow;
+    uint64_t epoch, work; /* read before the memory was found cacheable */
+} fill_t;
+
+/* Claim a slot for a window holding [src, src+n), for a fill on the stream
+ * whose tracker record is `st` (NULL: a synchronous fill). A fill is matched
+ * with its sync by that record, which names the default stream (NULL) as the
+ * legacy or the calling thread's per-thread stream; the raw handle cannot: an
+ * asynchronous fill on the default stream, how PyTorch's .item() and CuPy read
+ * a scalar, was once taken for a synchronous one and never installed. False
+ * if the memory may not be cached, no slot is free, or the read does not fit in
+ * a window (past the allocation, or wider). */
+static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_stream_t *st,
+                       fill_t *f)
+{
+    range_t range;
+    /* Read first: memory shared (IPC) after the check below bumps the epoch,
+     * and the window is then not kept. */
+    f->epoch = ga_epoch_read(), f->work = ga_work_seq_read();
+    f->ctx = ga_current_ctx(rt);
+    if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
+        return false;
+    pthread_mutex_lock(&lock);
+    /* What window_for needs of the slot before it, copied: window_for runs
+     * unlocked, while another thread may refill that slot (its owner writes
+     * host and cap unlocked, so only the fields kept under the lock). */
+    slot_t *before = predecessor_locked(src), prev_copy = {0};
+    const slot_t *prev = NULL;
+    if (before) {
+        prev_copy.base = before->base, prev_copy.len = before->len;
+        prev_copy.next_expected = before->next_expected, prev_copy.grow = before->grow;
+        prev = &prev_copy;
+    }
+    slot_t *s = claim_locked();
+    for (int i = 0; s && st && i < N_SLOTS; i++)
+        if (in_flight(&slots[i]) && slots[i].fill_st == st)
+            s = NULL; /* one asynchronous fill per stream at a time */
+    void *stale = NULL; /* the slot's buffer, if pinned in another context */
+    if (s) {
+        s->state = S_CLAIMED, s->fill_st = st;
+        if (s->host && s->ctx != f->ctx) { /* detached here, where ctx_gone sees it */
+            stale = s->host;
+            s->host = NULL, s->cap = 0, s->ctx = NULL;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    free_pinned(rt, stale);
+    if (!s)
+        return false;
+    window_for(rt, &range, src, n, prev, &f->base, &f->len, &f->grow);
+    if (src < f->base || src + n > f->base + f->len) {
+        pthread_mutex_lock(&lock);
+        s->state = S_EMPTY;
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
+    f->slot = s;
+    return true;
+}
+
+/* Where a finished or enqueued fill lies and what it was judged by. */
+static void record_window_locked(const fill_t *f)
+{
+    slot_t *s = f->slot;
+    s->base = f->base, s->len = f->len, s->epoch = f->epoch, s->work = f->work;
+    s->used = ++clock_tick, s->grow = f->grow, s->next_expected = f->base + f->len;
+}
+
+/* ---- the synchronous read ------------------------------------------------------ */
+
+/* Replace the program's read by a window fill at the same stream position.
+ * Returns false (nothing done) if the read is not a candidate; otherwise the
+ * driver's result in *r, with dst filled on success. */
+static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src,
+                                   size_t n, CUresult *r)
+{
+    fill_t f;
+    if (!begin_fill(rt, src, n, NULL, &f))
+        return false;
+    slot_t *s = f.slot;
+    bool ok = ensure_host(rt, s, f.len, f.ctx);
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
+    *r = ok ? copy(s->host, f.base, f.len) : CUDA_ERROR_OUT_OF_MEMORY;
+    if (*r == CUDA_SUCCESS) {
+        ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
+        memcpy(dst, (const char *)s->host + (src - f.base), n);
+        atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
+    }
+    bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, f.ctx);
+    pthread_mutex_lock(&lock);
+    keep = keep && f.epoch == ga_epoch_read() && f.work == ga_work_seq_read() &&
+           !ga_serving_off();
+    s->state = keep ? S_VALID : S_EMPTY;
+    record_window_locked(&f);
+    pthread_mutex_unlock(&lock);
+    if (*r != CUDA_SUCCESS && ok)
+        return false; /* let the program's own copy produce the driver's error */
+    return *r == CUDA_SUCCESS;
+}
+
+static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                           CUresult *r)
+{
+    if (!ga_own_calls_enter())
+        return false;
+    bool done = fill_and_serve_entered(rt, id, dst, src, n, r);
+    ga_own_calls_leave();
+    return done;
+}
+
+/* A read the library may serve itself: small, into host memory, and not
+ * under capture (a captured copy must reach the graph) or after a fault. */
+static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
+{
+    return rt->cfg.coalesce && dst && n && n <= rt->cfg.coalesce_max && !ga_serving_off() &&
+           ga_host_memory(rt, dst, n);
+}
+
+static CUresult dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
+                     size_t ByteCount)
+{
+    bool pt = ga_entries[id].per_thread;
+    ga_modules_flush(rt, GA_FLUSH_STREAM, NULL);
+    if (servable(rt, dstHost, ByteCount)) {
+        if (serve(dstHost, srcDevice, ByteCount))
+            return CUDA_SUCCESS;
+        atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+        CUresult r;
+        if (worth_filling() && fill_and_serve(rt, id, dstHost, srcDevice, ByteCount, &r))
+            return r;
+    }
+    /* A synchronous copy runs on the default stream after all its earlier work
+     * and returns when done: it proves that stream idle. */
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
+    CUresult r = GA_REAL(rt, id, cuMemcpyDtoH_v2)(dstHost, srcDevice, ByteCount);
+    if (r == CUDA_SUCCESS)
+        ga_stream_mark_idle(m);
+    return r;
+}
+
+CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
+                      size_t ByteCount)
+{
+    uint64_t t0 = ga_profile_t0();
+    CUresult r = dtoh(rt, id, dstHost, srcDevice, ByteCount);
+    ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);
+    return r;
+}
+
+/* ---- the asynchronous read and its stream sync -------------------------------- */
+
+/* Is the stream the program named idle right now (by the tracker)? */
+static bool stream_idle(const ga_rt_t *rt, CUstream h, bool pt)
+{
+    ga_stream_t *st = ga_stream_get(rt, h, pt);
+    return st && !ga_stream_busy(st);
+}
+
+/* After the program's own async copy: enqueue a window fill behind it on the
+ * same stream, installed when the program synchronizes that stream. */
+static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstream h, bool pt,
+                             ga_id_t id)
+{
+    fill_t f;
+    const ga_stream_t *st = ga_stream_get(rt, h, pt);
+    if (!st || !ga_own_calls_enter())
+        return;
+    if (!begin_fill(rt, src, n, st, &f)) {
+        ga_own_calls_leave();
+        return;
+    }
+    slot_t *s = f.slot;
+    __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
+    /* The program's own copy is already noted as work (f.work was read after
+     * it): the window is valid if nothing else is enqueued anywhere until the
+     * stream sync. */
+    bool ok = ensure_host(rt, s, f.len, f.ctx) && copy(s->host, f.base, f.len, h) == CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
+    if (ok) { /* from now on a sync of this stream that begins may install it */
+        s->state = S_FILLING, s->enqueued = atomic_fetch_add(&fill_seq, 1) + 1;
+        record_window_locked(&f);
+        atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
+    } else {
+        s->state = S_EMPTY;
+    }
+    pthread_mutex_unlock(&lock);
+    ga_own_calls_leave();
+}
+
+CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
+                            size_t ByteCount, CUstream hStream)
+{
+    uint64_t t0 = ga_profile_t0();
+    bool pt = ga_entries[id].per_thread;
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    bool small = servable(rt, dstHost, ByteCount);
+    CUresult r = CUDA_SUCCESS;
+    /* Served only when the stream has nothing queued: the copy would have run
+     * at once and completed before the program's next sync. */
+    if (!(small && stream_idle(rt, hStream, pt) && serve(dstHost, srcDevice, ByteCount))) {
+        if (small)
+            atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+        r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
+        ga_work_end(rt, r, hStream, pt, false);
+        if (r == CUDA_SUCCESS && small && worth_filling())
+            start_async_fill(rt, srcDevice, ByteCount, hStream, pt, id);
+    }
+    ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);
+    return r;
+}
+
+uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt)
+{
+    if (!rt->cfg.coalesce)
+        return 0; /* unused: nothing is installed */
+    return atomic_load(&fill_seq);
+}
+
+/* Did this sync (of stream st, or with st NULL of the whole context ctx,
+ * begun at `began`) wait for the fill in s? A context sync covers only its own
+ * context's streams: another context's fill may still be landing. */
+static bool covered_locked(const slot_t *s, const ga_stream_t *st, CUcontext ctx,
+                           uint64_t began)
+{
+    return s->state == S_FILLING && s->enqueued <= began &&
+           (st ? s->fill_st == st : s->ctx == ctx);
+}
+
+/* After a sync: the fills it covered have completed (their copies were
+ * enqueued before it began, in another thread maybe); keep each only if
+ * nothing was issued since and everything is idle. */
+static void install_covered(const ga_rt_t *rt, const ga_stream_t *st, CUcontext ctx,
+                            uint64_t began)
+{
+    bool any = false;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < N_SLOTS; i++)
+        any |= covered_locked(&slots[i], st, ctx, began);
+    pthread_mutex_unlock(&lock);
+    if (!any)
+        return;
+    CUcontext cur = ctx ? ctx : ga_current_ctx(rt);
+    bool settled = cur && ga_ctx_settle(rt, cur);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (!covered_locked(s, st, ctx, began))
+            continue;
+        bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
+                    !ga_serving_off();
+        s->state = keep ? S_VALID : S_EMPTY;
+        s->fill_st = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* A stream's fills are found by its tracker record, a context's by the context. */
+void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, uint64_t began)
+{
+    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_get(rt, h, pt) : NULL;
+    if (st)
+        install_covered(rt, st, NULL, began);
+}
+
+void ga_coalesce_ctx_synced(const ga_rt_t *rt, CUcontext ctx, uint64_t began)
+{
+    if (rt->cfg.coalesce && ctx)
+        install_covered(rt, NULL, ctx, began);
+}
+
+/* ---- unified-address copies ---------------------------------------------------- */
+
+/* Is this unified-address copy a device-to-host read? cudart and PyTorch may
+ * issue small reads through cuMemcpy/cuMemcpyAsync (cudaMemcpyDefault); only
+ * small copies are asked about (one driver query) and only with coalescing on. */
+static bool small_read(const ga_rt_t *rt, CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    if (!rt->cfg.coalesce || !dst || !n || n > rt->cfg.coalesce_max)
+        return false;
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    unsigned src_type = 0, dst_type = 0;
+    void *src_data[] = {&src_type}, *dst_data[] = {&dst_type};
+    return get && get(1, &attr, src_data, src) == CUDA_SUCCESS &&
+           src_type == CU_MEMORYTYPE_DEVICE &&
+           get(1, &attr, dst_data, dst) == CUDA_SUCCESS &&
+           (dst_type == 0 || dst_type == CU_MEMORYTYPE_HOST); /* 0: plain host memory */
+}
+
+/* cuMemcpy with unified addressing may go either way: a small read is served
+ * like cuMemcpyDtoH, anything else is treated as a write. */
+CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
+                        size_t ByteCount)
+{
+    uint64_t t0 = ga_profile_t0();
+    CUresult r;
+    if (small_read(rt, dst, src, ByteCount)) {
+        ga_id_t as = ga_entries[id].per_thread ? GA_ID_cuMemcpyDtoH_v2_ptds : GA_ID_cuMemcpyDtoH_v2;
+        r = dtoh(rt, as, (void *)(uintptr_t)dst, src, ByteCount);
+    } else {
+        ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+        ga_work_begin(rt, true);
+        r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
+        ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
+    }
+    ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
+    return r;
+}
+
+CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
+                              size_t ByteCount, CUstream hStream)
+{
+    if (small_read(rt, dst, src, ByteCount)) {
+        ga_id_t as = ga_entries[id].per_thread ? GA_ID_cuMemcpyDtoHAsync_v2_ptsz
+                                               : GA_ID_cuMemcpyDtoHAsync_v2;
+        return ga_hook_dtoh_async(rt, as, (void *)(uintptr_t)dst, src, ByteCount, hStream);
+    }
+    uint64_t t0 = ga_profile_t0();
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuMemcpyAsync)(dst, src, ByteCount, hStream);
+    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
+    return r;
+}
+
+CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
+                          CUipcMemHandle handle, unsigned int Flags)
+{
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuIpcOpenMemHandle_v2)(pdptr, handle, Flags);
+    if (r == CUDA_SUCCESS && pdptr)
+        ga_coalesce_note_shared(*pdptr); /* another process writes it */
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+void ga_coalesce_ctx_gone(CUcontext ctx)
+{
+    pthread_mutex_lock(&lock);
+    /* Its pinned buffers and its fills in flight went with the context. A
+     * claimed slot is left to its filler, whose buffer is of the filler's
+     * current context (begin_fill detached any other): if that is the one
+     * destroyed, the program destroyed a context another thread was using. */
+    for (int i = 0; i < N_SLOTS; i++)
+        if (slots[i].state != S_CLAIMED && slots[i].ctx == ctx)
+            memset(&slots[i], 0, sizeof slots[i]);
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_coalesce_stream_gone(const ga_rt_t *rt, CUstream h)
+{
+    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_lookup(h) : NULL;
+    if (!st)
+        return;
+    pthread_mutex_lock(&lock);
+    /* Its fills become orphans, installed by none but a sync of the whole
+     * context (a stream created later may reuse the record, and its syncs do
+     * not wait for this stream's copies). */
+    for (int i = 0; i < N_SLOTS; i++)
+        if (in_flight(&slots[i]) && slots[i].fill_st == st)
+            slots[i].fill_st = NULL;
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_coalesce_stats(ga_coalesce_stats_t *s)
+{
+    s->hits = atomic_load(&hits);
+    s->misses = atomic_load(&misses);
+    s->fills = atomic_load(&fills);
+    s->fill_bytes = atomic_load(&fill_bytes);
+}
+
+void ga_coalesce_report(void)
+{
+    ga_coalesce_stats_t s;
+    ga_coalesce_stats(&s);
+    if (s.hits + s.misses)
+        ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu",
+                (unsigned long long)s.hits, (unsigned long long)s.misses,
+                (unsigned long long)s.fills, (unsigned long long)s.fill_bytes);
+}
+
+static void fork_child(void)
+{
+    memset(slots, 0, sizeof slots); /* pinned buffers belong to the parent's CUDA */
+    shared = NULL;
+    atomic_store(&hits, 0);
+    atomic_store(&misses, 0);
+    atomic_store(&fills, 0);
+    atomic_store(&fill_bytes, 0);
+}
+
+const ga_fork_ops_t ga_coalesce_fork = {NULL, &lock, fork_child};

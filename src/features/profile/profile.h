@@ -1,0 +1,97 @@
+/* profile.h - GPUACCEL_PROFILE: what the program did on the GPU and which
+ * library features would help it.
+ *
+ * The hooks report events (copies, allocations, launches, sync points, feature
+ * counters, timed driver calls); at exit the module writes FILE.txt (a report
+ * a person reads), FILE.json (doc/profile-schema.json) and FILE.trace.json
+ * (Chrome trace-event format: Perfetto, chrome://tracing). Every function is
+ * cheap and returns at once unless ga_profiling is set; hooks test it first so
+ * a run without a profile pays one predictable branch.
+ *
+ * Call only with the runtime initialized (from hooks and ga_modules_*). None
+ * of them calls the driver while holding the module's lock. */
+#ifndef GA_PROFILE_H
+#define GA_PROFILE_H
+
+#include "core/runtime.h"
+
+typedef enum { GA_COPY_HTOD, GA_COPY_DTOH, GA_COPY_DTOD, GA_COPY_OTHER } ga_copy_dir_t;
+
+/* Set once by ga_profile_init, before the runtime is published. */
+extern bool ga_profiling;
+
+/* Start profiling into rt->cfg.profile (a non-empty path prefix). Also used by
+ * the unit tests to start over with a fresh state. */
+void ga_profile_init(const ga_rt_t *rt);
+
+/* A copy of `bytes` that took `ns` in the driver (successful calls only). */
+void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns);
+
+/* For hooks: a start time when profiling (0 otherwise), and the events that
+ * close a timed call. */
+uint64_t ga_now_ns(void);
+static inline uint64_t ga_profile_t0(void)
+{
+    return ga_profiling ? ga_now_ns() : 0;
+}
+
+/* An allocation attempt: `p` is the returned pointer when r == CUDA_SUCCESS.
+ * The module remembers p's size so a free can be charged without the caller
+ * knowing it. */
+void ga_profile_alloc(CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
+
+/* A successful free of `p`; `bytes` is its size if the caller knows it, else 0
+ * (the size recorded at allocation is used). */
+void ga_profile_free(CUdeviceptr p, size_t bytes, uint64_t ns);
+
+static inline void ga_profile_copy_done(uint64_t t0, CUresult r, ga_copy_dir_t dir, size_t bytes)
+{
+    if (GA_UNLIKELY(t0) && r == CUDA_SUCCESS)
+        ga_profile_copy(dir, bytes, ga_now_ns() - t0);
+}
+
+static inline void ga_profile_alloc_done(uint64_t t0, CUresult r, CUdeviceptr p, size_t bytes)
+{
+    if (GA_UNLIKELY(t0))
+        ga_profile_alloc(r == CUDA_SUCCESS ? p : 0, bytes, ga_now_ns() - t0, r);
+}
+
+static inline void ga_profile_free_done(uint64_t t0, CUresult r, CUdeviceptr p)
+{
+    if (GA_UNLIKELY(t0) && r == CUDA_SUCCESS)
+        ga_profile_free(p, 0, ga_now_ns() - t0);
+}
+
+/* Just before a launch on stream `s`: with GPUACCEL_PROFILE_KERNELS=1 records
+ * the start event (real driver, outside any lock). The next ga_profile_launch
+ * on this thread consumes it; a failed launch simply leaves it for reuse. */
+void ga_profile_kernel_begin(const ga_rt_t *rt, CUstream s, bool per_thread);
+
+/* After a successful launch of `f` (a CUfunction or CUkernel). */
+void ga_profile_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
+                       const unsigned block[3], unsigned shmem, CUstream s, bool per_thread);
+
+/* A segment boundary for repeated-sequence detection: a sync, copy, free or
+ * anything that flushes stream `s` (GA_NOSTREAM: every stream). */
+void ga_profile_sync_point(CUstream s);
+
+/* A feature's own counter, e.g. ("pool", "hits", 1). Both strings must live for
+ * the whole process (string literals). */
+void ga_profile_counter(const char *feature, const char *name, uint64_t delta);
+
+/* A driver call timed by stats.c (from ga_span_record): a trace event. */
+void ga_profile_span(ga_id_t id, uint64_t t0, uint64_t t1);
+
+/* Write the three files. Idempotent (the first call wins). Called from
+ * ga_modules_exit; the module's own SIGINT/SIGTERM handlers call it too, which
+ * is why writing uses no stdio and no allocation. */
+void ga_profile_write(void);
+
+/* The path prefix the files go to ("" when not profiling). */
+const char *ga_profile_path(void);
+
+/* First in GA_FORK_MODULES: writing holds the profile's lock while it takes
+ * the stats lock. The child starts empty and writes FILE.<pid>.*. */
+extern const ga_fork_ops_t ga_profile_fork;
+
+#endif

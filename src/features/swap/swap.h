@@ -1,0 +1,32 @@
+/* swap.h - replacement kernels (GPUACCEL_KERNELS): see swap.c. */
+#ifndef GA_SWAP_H
+#define GA_SWAP_H
+
+#include "core/runtime.h"
+
+/* Read the shipped table and GPUACCEL_KERNELS_EXTRA (once, at init). */
+void ga_swap_init(const ga_rt_t *rt);
+
+/* Before a launch: replace *f (and, for grid=any replacements, grid and
+ * block) when a verified replacement exists. True if it did. */
+bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned block[3],
+                    unsigned shmem);
+
+/* After the launch: `original` as the program named it; whether the
+ * replacement was launched, and the driver's answer. */
+void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r);
+
+/* Parse a replacement table: one rule per line, "<original> <replacement>
+ * grid=program|grid=any", '#' comments. Calls add() per good rule, warns with
+ * the line number for a bad one; returns the number of good rules (-1: no
+ * memory). Exposed for tests and the fuzzer. */
+typedef void (*ga_swap_rule_fn)(void *arg, const char *original, const char *replacement,
+                                bool any_grid);
+int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
+                        ga_swap_rule_fn add, void *arg);
+
+void ga_swap_unload(void);
+void ga_swap_report(void);
+extern const ga_fork_ops_t ga_swap_fork;
+
+#endif

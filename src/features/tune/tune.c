@@ -1,0 +1,360 @@
+/* tune.c - launch configurations rewritten from a verified table
+ * (GPUACCEL_TUNE, GPUACCEL_TUNE_TABLE; the format is in tune.h).
+ *
+ * Only the two transformations that are sound without reading a kernel are
+ * expressed: a bounds-checked 1-D kernel keeps its total thread count
+ * (threads), a grid-stride kernel takes any grid (stride); the tuner wrote
+ * only entries it proved bit-identical. At launch, an entry applies when the
+ * kernel's name, device, grid, block and dynamic shared memory all match; it
+ * is never applied past the kernel's own thread limit (__launch_bounds__).
+ * Cooperative, cluster and attributed launches do not come through here.
+ *
+ * Owns: the table (uthash by name) and per-handle lookups, under `lock`.
+ * Must never: call the driver holding `lock`. */
+#define _GNU_SOURCE
+#include "features/tune/tune.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "core/log.h"
+#include "tracking/registry.h"
+#include "tracking/streams.h"
+#include "core/textfile.h"
+
+/* ---- the table format ---------------------------------------------------------- */
+
+static bool parse_uint(const char *s, unsigned *out, const char **end)
+{
+    if (!isdigit((unsigned char)*s))
+        return false;
+    unsigned long v = 0;
+    while (isdigit((unsigned char)*s)) {
+        v = v * 10 + (unsigned long)(*s++ - '0');
+        if (v > 0x7fffffffUL)
+            return false;
+    }
+    *out = (unsigned)v;
+    *end = s;
+    return true;
+}
+
+/* "x" or "x,y,z", every part >= 1 */
+static bool parse_dim(const char *s, unsigned d[3])
+{
+    const char *e;
+    d[1] = d[2] = 1;
+    for (int i = 0; i < 3; i++) {
+        if (!parse_uint(s, &d[i], &e) || d[i] == 0)
+            return false;
+        if (*e == '\0')
+            return i == 0 || i == 2;
+        if (*e != ',' || i == 2)
+            return false;
+        s = e + 1;
+    }
+    return false;
+}
+
+static bool parse_cc(const char *s, int *cc)
+{
+    if (!strcmp(s, "*"))
+        return *cc = 0, true;
+    unsigned v;
+    const char *e;
+    if (strncmp(s, "sm_", 3) || !parse_uint(s + 3, &v, &e) || *e || v < 10 || v > 999)
+        return false;
+    *cc = (int)v;
+    return true;
+}
+
+static bool valid_threads(const ga_tune_entry_t *e)
+{
+    bool one_d = e->grid[1] == 1 && e->grid[2] == 1 && e->block[1] == 1 && e->block[2] == 1 &&
+                 e->new_grid[1] == 1 && e->new_grid[2] == 1 && e->new_block[1] == 1 &&
+                 e->new_block[2] == 1;
+    uint64_t total = (uint64_t)e->grid[0] * e->block[0];
+    return one_d && e->new_grid[0] == (total + e->new_block[0] - 1) / e->new_block[0];
+}
+
+static bool parse_line(char *line, ga_tune_entry_t *e)
+{
+    char *tok[9];
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(line, " \t\r", &save); t;
+         t = strtok_r(NULL, " \t\r", &save))
+        if (n < 9)
+            tok[n++] = t;
+        else
+            return false;
+    if (n != 9 || strcmp(tok[5], "->") || strlen(tok[0]) > 4096)
+        return false;
+    unsigned shmem;
+    const char *end;
+    e->name = tok[0];
+    if (!parse_cc(tok[1], &e->cc) || !parse_dim(tok[2], e->grid) || !parse_dim(tok[3], e->block) ||
+        !parse_uint(tok[4], &shmem, &end) || *end || !parse_dim(tok[6], e->new_grid) ||
+        !parse_dim(tok[7], e->new_block))
+        return false;
+    e->shmem = shmem;
+    if (!strcmp(tok[8], "stride"))
+        e->stride = true;
+    else if (!strcmp(tok[8], "threads"))
+        e->stride = false;
+    else
+        return false;
+    uint64_t threads = (uint64_t)e->new_block[0] * e->new_block[1] * e->new_block[2];
+    return threads <= 1024 && (e->stride || valid_threads(e));
+}
+
+typedef struct {
+    ga_tune_entry_fn add;
+    void *arg;
+} parse_ctx_t;
+
+static bool table_line(void *arg, char *line)
+{
+    const parse_ctx_t *c = arg;
+    ga_tune_entry_t e;
+    memset(&e, 0, sizeof e);
+    if (!parse_line(line, &e))
+        return false;
+    c->add(c->arg, &e);
+    return true;
+}
+
+int ga_tune_parse(const char *text, size_t len, const char *source_name, ga_tune_entry_fn add,
+                  void *arg)
+{
+    parse_ctx_t c = {add, arg};
+    return ga_each_line(text, len, source_name,
+                        "'<kernel> <sm_XY|*> <grid> <block> <shmem> -> <grid> <block> "
+                        "threads|stride' (threads: 1-D, same thread count)",
+                        table_line, &c);
+}
+
+int ga_tune_format(const ga_tune_entry_t *e, char *out, size_t cap)
+{
+    char dev[16];
+    if (e->cc)
+        snprintf(dev, sizeof dev, "sm_%d", e->cc);
+    else
+        snprintf(dev, sizeof dev, "*");
+    return snprintf(out, cap, "%s %s %u,%u,%u %u,%u,%u %u -> %u,%u,%u %u,%u,%u %s", e->name, dev,
+                    e->grid[0], e->grid[1], e->grid[2], e->block[0], e->block[1], e->block[2],
+                    e->shmem, e->new_grid[0], e->new_grid[1], e->new_grid[2], e->new_block[0],
+                    e->new_block[1], e->new_block[2], e->stride ? "stride" : "threads");
+}
+
+/* ---- the loaded table ---------------------------------------------------------- */
+
+typedef struct rule {
+    ga_tune_entry_t e; /* e.name points to `name` */
+    struct rule *next; /* other entries of the same kernel */
+} rule_t;
+
+typedef struct kernel_rules {
+    char *name;
+    rule_t *rules;
+    UT_hash_handle hh;
+} kernel_rules_t;
+
+typedef struct handle {
+    const void *f;
+    bool resolved;
+    kernel_rules_t *k; /* NULL: not in the table */
+    int max_threads;   /* the kernel's own limit */
+    UT_hash_handle hh;
+} handle_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static kernel_rules_t *table; /* guarded by lock */
+static handle_t *handles;     /* guarded by lock */
+static _Atomic uint64_t rewritten, over_limit;
+
+static void add_rule(void *arg, const ga_tune_entry_t *e)
+{
+    (void)arg;
+    kernel_rules_t *k;
+    HASH_FIND_STR(table, e->name, k);
+    if (!k) {
+        k = calloc(1, sizeof *k);
+        if (!k || !(k->name = strdup(e->name))) {
+            free(k);
+            return;
+        }
+        HASH_ADD_KEYPTR(hh, table, k->name, strlen(k->name), k);
+    }
+    rule_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return;
+    r->e = *e;
+    r->e.name = k->name;
+    r->next = k->rules;
+    k->rules = r;
+}
+
+void ga_tune_init(const ga_rt_t *rt)
+{
+    const char *path = rt->cfg.tune_table;
+    if (!path || !*path) {
+        ga_info("tune: GPUACCEL_TUNE=1 but no GPUACCEL_TUNE_TABLE: nothing to rewrite");
+        return;
+    }
+    size_t n = 0;
+    char *text = ga_read_file(path, (size_t)16 << 20, &n);
+    if (!text) {
+        ga_warn("GPUACCEL_TUNE_TABLE: cannot read '%s' as a table (missing, unreadable or over "
+                "16 MiB); no launch is rewritten", path);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    int good = ga_tune_parse(text, n, path, add_rule, NULL);
+    pthread_mutex_unlock(&lock);
+    ga_debug("tune: %d entries from %s", good, path);
+    free(text);
+}
+
+/* ---- at launch ------------------------------------------------------------------ */
+
+/* The device's compute capability (10*major+minor), 0 if unknown. */
+static int query_cc(const ga_rt_t *rt)
+{
+    __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
+    __typeof__(&cuDeviceGetAttribute) attr =
+        GA_REAL(rt, GA_ID_cuDeviceGetAttribute, cuDeviceGetAttribute);
+    CUdevice d;
+    int major = 0, minor = 0;
+    if (!dev || !attr || dev(&d) != CUDA_SUCCESS ||
+        attr(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) != CUDA_SUCCESS ||
+        attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) != CUDA_SUCCESS)
+        return 0;
+    return major * 10 + minor;
+}
+
+/* The same for the current context, remembered per thread for its last one. */
+static int current_cc(const ga_rt_t *rt)
+{
+    static __thread CUcontext last_ctx;
+    static __thread int last_cc;
+    CUcontext ctx = ga_current_ctx(rt);
+    if (ctx != last_ctx || !last_cc) {
+        last_cc = query_cc(rt);
+        last_ctx = ctx;
+    }
+    return last_cc;
+}
+
+/* The most threads a block of this kernel may have (its __launch_bounds__). */
+static int thread_limit(const ga_rt_t *rt, const ga_kernel_t *k)
+{
+    int v = 0;
+    if (k->is_library) {
+        __typeof__(&cuKernelGetAttribute) get =
+            GA_REAL(rt, GA_ID_cuKernelGetAttribute, cuKernelGetAttribute);
+        __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
+        CUdevice d;
+        if (get && dev && dev(&d) == CUDA_SUCCESS &&
+            get(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUkernel)k->handle, d) == CUDA_SUCCESS)
+            return v;
+        return 0;
+    }
+    __typeof__(&cuFuncGetAttribute) get = GA_REAL(rt, GA_ID_cuFuncGetAttribute, cuFuncGetAttribute);
+    if (get && get(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)k->handle) ==
+                   CUDA_SUCCESS)
+        return v;
+    return 0;
+}
+
+static void resolve(const ga_rt_t *rt, handle_t *h)
+{
+    const ga_kernel_t *k = ga_kernel_info(rt, (CUfunction)h->f);
+    if (!k)
+        return;
+    pthread_mutex_lock(&lock);
+    kernel_rules_t *kr;
+    HASH_FIND_STR(table, k->name, kr);
+    pthread_mutex_unlock(&lock);
+    int limit = kr ? thread_limit(rt, k) : 0;
+    pthread_mutex_lock(&lock);
+    h->k = kr;
+    h->max_threads = limit;
+    pthread_mutex_unlock(&lock);
+}
+
+bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned block[3],
+                    unsigned shmem)
+{
+    /* Asked about only after the driver accepted one launch (registry.h). */
+    if (!table || !ga_kernel_was_launched(f))
+        return false;
+    pthread_mutex_lock(&lock);
+    handle_t *h;
+    HASH_FIND_PTR(handles, &f, h);
+    if (!h && (h = calloc(1, sizeof *h))) {
+        h->f = f;
+        HASH_ADD_PTR(handles, f, h);
+    }
+    bool ask = h && !h->resolved;
+    if (ask)
+        h->resolved = true;
+    pthread_mutex_unlock(&lock);
+    if (!h)
+        return false;
+    if (ask)
+        resolve(rt, h);
+    int cc = current_cc(rt);
+    pthread_mutex_lock(&lock);
+    int limit = h->max_threads;
+    const ga_tune_entry_t *hit = NULL;
+    for (rule_t *r = h->k ? h->k->rules : NULL; r && !hit; r = r->next)
+        if ((!r->e.cc || r->e.cc == cc) && !memcmp(r->e.grid, grid, sizeof r->e.grid) &&
+            !memcmp(r->e.block, block, sizeof r->e.block) && r->e.shmem == shmem)
+            hit = &r->e; /* entries for another device are ignored */
+    ga_tune_entry_t e;
+    if (hit)
+        e = *hit;
+    pthread_mutex_unlock(&lock);
+    if (!hit)
+        return false;
+    if ((int)(e.new_block[0] * e.new_block[1] * e.new_block[2]) > limit) {
+        atomic_fetch_add(&over_limit, 1);
+        return false; /* past the kernel's __launch_bounds__: never */
+    }
+    memcpy(grid, e.new_grid, sizeof e.new_grid);
+    memcpy(block, e.new_block, sizeof e.new_block);
+    atomic_fetch_add_explicit(&rewritten, 1, memory_order_relaxed);
+    return true;
+}
+
+void ga_tune_unload(void)
+{
+    pthread_mutex_lock(&lock);
+    handle_t *h, *tmp;
+    HASH_ITER(hh, handles, h, tmp) { /* handles may be reused after an unload */
+        HASH_DEL(handles, h);
+        h->k = NULL; /* not freed: another thread may be reading it */
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_tune_report(void)
+{
+    uint64_t r = atomic_load(&rewritten), o = atomic_load(&over_limit);
+    if (r + o)
+        ga_info("tune: rewritten=%llu refused_over_launch_bounds=%llu", (unsigned long long)r,
+                (unsigned long long)o);
+}
+
+static void fork_child(void)
+{
+    handles = NULL; /* the table stays: it is plain text, not CUDA state */
+    atomic_store(&rewritten, 0);
+}
+
+const ga_fork_ops_t ga_tune_fork = {NULL, &lock, fork_child};

@@ -1,0 +1,125 @@
+/* lifecycle.c - hooks for calls that create or destroy what the library keeps
+ * records of: streams, modules and libraries (kernel handles), contexts.
+ *
+ * Records are dropped only after the driver destroyed the object, so a failed
+ * destroy leaves everything as it was. */
+#include "core/hooks.h"
+#include "hooks/modules.h"
+#include "tracking/registry.h"
+#include "tracking/streams.h"
+
+static CUresult created(const ga_rt_t *rt, CUresult r, CUstream *ph)
+{
+    if (r == CUDA_SUCCESS && ph && rt->track) {
+        (void)ga_stream_get(rt, *ph, false); /* learn its flags and context now */
+        ga_pool_stream_created(rt, *ph);
+    }
+    return r;
+}
+
+CUresult ga_hook_stream_create(const ga_rt_t *rt, ga_id_t id, CUstream *phStream,
+                               unsigned int Flags)
+{
+    return created(rt, GA_REAL(rt, id, cuStreamCreate)(phStream, Flags), phStream);
+}
+
+CUresult ga_hook_stream_create_prio(const ga_rt_t *rt, ga_id_t id, CUstream *phStream,
+                                    unsigned int flags, int priority)
+{
+    return created(rt, GA_REAL(rt, id, cuStreamCreateWithPriority)(phStream, flags, priority),
+                   phStream);
+}
+
+CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    if (!rt->track) {
+        CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+        if (r == CUDA_SUCCESS)
+            ga_capture_stream_gone(hStream);
+        return r;
+    }
+    ga_stream_destroy_begin();
+    bool covered = ga_stream_outlive(rt, hStream);
+    CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+    if (r == CUDA_SUCCESS) {
+        ga_modules_stream_gone(rt, hStream);
+        ga_capture_stream_gone(hStream);
+        if (covered)
+            ga_stream_forget(hStream);
+        else
+            ga_stream_bury(hStream);
+    }
+    ga_stream_destroy_end();
+    return r;
+}
+
+static CUresult unloaded(CUresult r, const void *owner)
+{
+    if (r == CUDA_SUCCESS)
+        ga_registry_forget_owner(owner);
+    return r;
+}
+
+CUresult ga_hook_module_unload(const ga_rt_t *rt, ga_id_t id, CUmodule hmod)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_modules_unload(rt);
+    return unloaded(GA_REAL(rt, id, cuModuleUnload)(hmod), hmod);
+}
+
+CUresult ga_hook_library_unload(const ga_rt_t *rt, ga_id_t id, CUlibrary library)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_modules_unload(rt);
+    return unloaded(GA_REAL(rt, id, cuLibraryUnload)(library), library);
+}
+
+CUresult ga_hook_ctx_destroy(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuCtxDestroy_v2)(ctx);
+    if (r == CUDA_SUCCESS)
+        ga_modules_ctx_gone(rt, ctx); /* the driver freed its memory and streams */
+    return r;
+}
+
+/* The primary context of `dev` if it is active, without creating it. */
+static CUcontext active_primary(const ga_rt_t *rt, CUdevice dev)
+{
+    __typeof__(&cuDevicePrimaryCtxGetState) state =
+        GA_REAL(rt, GA_ID_cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxGetState);
+    __typeof__(&cuDevicePrimaryCtxRetain) retain =
+        GA_REAL(rt, GA_ID_cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain);
+    __typeof__(&cuDevicePrimaryCtxRelease_v2) release =
+        GA_REAL(rt, GA_ID_cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease_v2);
+    unsigned flags = 0;
+    int active = 0;
+    CUcontext ctx = NULL;
+    if (!state || !retain || !release || state(dev, &flags, &active) != CUDA_SUCCESS || !active)
+        return NULL;
+    if (retain(&ctx, dev) != CUDA_SUCCESS)
+        return NULL;
+    release(dev); /* back to the program's own count: never the last reference */
+    return ctx;
+}
+
+/* cuDevicePrimaryCtxRelease_v2 and cuDevicePrimaryCtxReset_v2 share a
+ * prototype. A reset frees every allocation of the primary context; a release
+ * does so only when it drops the last reference, which shows afterwards as an
+ * inactive context. Either way the library then forgets what it cached there. */
+CUresult ga_hook_primary_reset(const ga_rt_t *rt, ga_id_t id, CUdevice dev)
+{
+    CUcontext ctx = active_primary(rt, dev);
+    if (ctx)
+        ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuDevicePrimaryCtxReset_v2)(dev);
+    if (r != CUDA_SUCCESS || !ctx)
+        return r;
+    bool gone = id == GA_ID_cuDevicePrimaryCtxReset_v2 || !active_primary(rt, dev);
+    if (gone)
+        ga_modules_ctx_gone(rt, ctx);
+    return r;
+}

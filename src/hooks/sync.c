@@ -1,0 +1,123 @@
+/* sync.c - hooks for calls that wait for the device: they flush whatever the
+ * library holds back, then tell the stream tracker what is now known idle. */
+#include "features/coalesce/coalesce.h"
+#include "core/hooks.h"
+#include "hooks/modules.h"
+#include "tracking/streams.h"
+
+static CUresult waited(CUresult r, ga_stream_mark_t m)
+{
+    if (r == CUDA_SUCCESS)
+        ga_stream_mark_idle(m);
+    return r;
+}
+
+CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
+    uint64_t fills = ga_coalesce_sync_begins(rt);
+    CUresult r = waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
+    if (r == CUDA_SUCCESS)
+        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, fills);
+    return r;
+}
+
+CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
+    uint64_t fills = ga_coalesce_sync_begins(rt);
+    CUresult r = waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
+    if (r == CUDA_SUCCESS) /* everything on it finished, window fills too */
+        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, fills);
+    return r;
+}
+
+static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return ga_ctx_mark(rt, ctx);
+}
+
+CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
+{
+    CUcontext cur = ga_current_ctx(rt);
+    ga_ctx_mark_t m = begin_ctx_wait(rt, cur);
+    uint64_t fills = ga_coalesce_sync_begins(rt);
+    CUresult r = GA_REAL(rt, id, cuCtxSynchronize)();
+    ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
+    if (r == CUDA_SUCCESS && cur)
+        ga_coalesce_ctx_synced(rt, cur, fills);
+    return r;
+}
+
+CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
+{
+    CUcontext cur = ga_current_ctx(rt);
+    ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : cur);
+    uint64_t fills = ga_coalesce_sync_begins(rt);
+    CUresult r = GA_REAL(rt, id, cuCtxSynchronize_v2)(ctx);
+    ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
+    if (r == CUDA_SUCCESS && cur && (!ctx || ctx == cur))
+        ga_coalesce_ctx_synced(rt, cur, fills);
+    return r;
+}
+
+CUresult ga_hook_event_sync(const ga_rt_t *rt, ga_id_t id, CUevent hEvent)
+{
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    return GA_REAL(rt, id, cuEventSynchronize)(hEvent);
+}
+
+/* Stream capture (capture.h): the capture is counted and every stretch of
+ * the library's own unsafe calls has left before the driver begins it; what
+ * the library holds back goes out first, so the capture starts where the
+ * program's stream order says. */
+static CUresult begin_capture(const ga_rt_t *rt, ga_id_t id, CUstream h, CUresult r)
+{
+    if (r == CUDA_SUCCESS) {
+        ga_epoch_bump(); /* what was read before the capture is not what a replay reads */
+        atomic_fetch_add(&ga_work_seq, 1);
+    }
+    ga_capture_opened(rt, h, ga_entries[id].per_thread, r);
+    return r;
+}
+
+static void open_capture(const ga_rt_t *rt)
+{
+    ga_capture_opening();
+    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+}
+
+CUresult ga_hook_capture_begin(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
+                               CUstreamCaptureMode mode)
+{
+    open_capture(rt);
+    return begin_capture(rt, id, hStream,
+                         GA_REAL(rt, id, cuStreamBeginCapture_v2)(hStream, mode));
+}
+
+CUresult ga_hook_capture_begin_v1(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
+{
+    open_capture(rt);
+    return begin_capture(rt, id, hStream, GA_REAL(rt, id, cuStreamBeginCapture)(hStream));
+}
+
+CUresult ga_hook_capture_begin_graph(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
+                                     CUgraph hGraph, const CUgraphNode *dependencies,
+                                     const CUgraphEdgeData *dependencyData,
+                                     size_t numDependencies, CUstreamCaptureMode mode)
+{
+    open_capture(rt);
+    return begin_capture(rt, id, hStream,
+                         GA_REAL(rt, id, cuStreamBeginCaptureToGraph)(
+                             hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
+}
+
+CUresult ga_hook_capture_end(const ga_rt_t *rt, ga_id_t id, CUstream hStream, CUgraph *phGraph)
+{
+    CUresult r = GA_REAL(rt, id, cuStreamEndCapture)(hStream, phGraph);
+    ga_capture_ended(rt, hStream, ga_entries[id].per_thread);
+    return r;
+}

@@ -1,0 +1,53 @@
+/* memkind.c - the driver's answer to "is this host memory?", cached.
+ *
+ * Owns: a small per-thread cache of page ranges found to be host memory, each
+ * valid while the write epoch it was found in stands: a host range can only
+ * become device or managed memory after the program unmaps it and a driver
+ * call maps something there, and every such call moves the epoch.
+ * Must never: answer yes without the driver having said so in this epoch. */
+#include "tracking/memkind.h"
+
+#include "tracking/streams.h"
+
+enum { SEEN = 4, PAGE = 4096 };
+
+static __thread struct {
+    uintptr_t lo, hi; /* [lo, hi): whole pages */
+    uint64_t epoch;
+} seen[SEEN] __attribute__((tls_model("initial-exec")));
+static __thread unsigned seen_next __attribute__((tls_model("initial-exec")));
+
+/* cuPointerGetAttributes answers for any address (plain host memory gets
+ * memory type 0), unlike cuPointerGetAttribute, which fails on it. */
+static bool host_byte(const ga_rt_t *rt, uintptr_t a)
+{
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    unsigned type = CU_MEMORYTYPE_DEVICE, managed = 1;
+    void *data[] = {&type, &managed};
+    if (!get || get(2, attrs, data, (CUdeviceptr)a) != CUDA_SUCCESS)
+        return false;
+    return !managed && (type == 0 || type == CU_MEMORYTYPE_HOST);
+}
+
+bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, last = a + n - 1;
+    if (!p || !n || last < a)
+        return false;
+    uint64_t epoch = rt->epochs ? ga_epoch_read() : 0;
+    for (unsigned i = 0; rt->epochs && i < SEEN; i++)
+        if (seen[i].epoch == epoch && a >= seen[i].lo && last < seen[i].hi)
+            return true;
+    if (!host_byte(rt, a) || (last / PAGE != a / PAGE && !host_byte(rt, last)))
+        return false;
+    if (rt->epochs) {
+        unsigned i = seen_next++ % SEEN;
+        seen[i].lo = a & ~(uintptr_t)(PAGE - 1);
+        seen[i].hi = (last | (PAGE - 1)) + 1;
+        seen[i].epoch = epoch;
+    }
+    return true;
+}

@@ -1,0 +1,221 @@
+/* streams.h - what the library knows about streams, device writes and
+ * completion, shared by pool, coalesce and graphs.
+ *
+ *  - The write epoch: a counter bumped by every call that can write device
+ *    memory (default-deny: any entry point not known to be read-only).
+ *  - The stream tracker: per context, every stream seen, whether it is
+ *    non-blocking, and whether work was enqueued since it was last known idle.
+ *  - Fences: events on the legacy stream and on every busy non-blocking stream;
+ *    once all have completed, everything enqueued before the fence is done
+ *    (and those streams are known idle). On an idle context a fence is empty. */
+#ifndef GA_STREAMS_H
+#define GA_STREAMS_H
+
+#include <stdatomic.h>
+
+#include "tracking/capture.h"
+#include "core/runtime.h"
+
+extern _Atomic uint64_t ga_epoch;
+extern _Atomic uint64_t ga_work_seq; /* calls that enqueued work on any stream */
+
+static inline void ga_epoch_bump(void)
+{
+    atomic_fetch_add_explicit(&ga_epoch, 1, memory_order_acq_rel);
+}
+
+static inline uint64_t ga_epoch_read(void)
+{
+    return atomic_load_explicit(&ga_epoch, memory_order_acquire);
+}
+
+static inline uint64_t ga_work_seq_read(void)
+{
+    return atomic_load_explicit(&ga_work_seq, memory_order_acquire);
+}
+
+typedef struct ga_stream ga_stream_t;
+
+void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
+
+/* Around a call that enqueues work on stream `s` (GA_NOSTREAM: none) and may
+ * write device memory. The bump before the call stops readers trusting data
+ * it may overwrite; the one after invalidates anything a reader filled while
+ * the call was being enqueued, before its stream was marked busy. Nothing is
+ * kept when no feature reads it (rt->epochs, rt->track). */
+static inline void ga_work_begin(const ga_rt_t *rt, bool writes)
+{
+    if (rt->epochs && writes)
+        ga_epoch_bump();
+}
+
+static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,
+                               bool writes)
+{
+    if (!rt->track)
+        return;
+    if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
+        ga_stream_note_work(rt, s, per_thread);
+    if (writes && rt->epochs)
+        ga_epoch_bump();
+}
+
+/* The tracker's record for a stream as the program named it (NULL, the legacy
+ * or per-thread handles, or a created stream), in the current context. NULL if
+ * the handle is unusable (no context, or the driver rejects it). */
+ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread);
+
+/* The record of created stream h if the tracker has one; never asks the
+ * driver (h may already be destroyed). */
+ga_stream_t *ga_stream_lookup(CUstream h);
+
+
+/* Around a call that waits for a stream: take the mark before, and after the
+ * call succeeded declare everything enqueued before the mark finished. Both
+ * do nothing when no feature reads the tracker. */
+typedef struct ga_stream_mark {
+    ga_stream_t *st;
+    uint64_t work;
+} ga_stream_mark_t;
+ga_stream_mark_t ga_stream_mark(const ga_rt_t *rt, CUstream h, bool per_thread);
+void ga_stream_mark_idle(ga_stream_mark_t m);
+
+/* Same for a whole context (cuCtxSynchronize): marks every stream of `ctx`. */
+typedef struct ga_ctx_mark {
+    CUcontext ctx;
+    unsigned n;
+    ga_stream_mark_t *marks;
+} ga_ctx_mark_t;
+ga_ctx_mark_t ga_ctx_mark(const ga_rt_t *rt, CUcontext ctx);
+void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded);
+
+bool ga_stream_busy(const ga_stream_t *st);
+bool ga_stream_nonblocking(const ga_stream_t *st);
+
+/* The non-blocking streams of `ctx` (up to max; returns how many there are).
+ * Call between ga_stream_use_begin/end to use the handles. */
+unsigned ga_ctx_nonblocking(CUcontext ctx, CUstream *out, unsigned max);
+
+/* How many contexts the tracker has seen streams of (counting stops at 2). */
+unsigned ga_streams_contexts(void);
+
+/* Is every known stream of `ctx` idle? */
+bool ga_ctx_idle(CUcontext ctx);
+
+/* Ask the driver about every busy stream of `ctx` (the current context) and
+ * mark those that finished idle. True if all are idle now. */
+bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx);
+
+/* Around the library's own calls on the program's streams (shared), and around
+ * the program's cuStreamDestroy (exclusive): the driver need not survive a
+ * call on a destroyed stream. */
+void ga_stream_use_begin(void);
+void ga_stream_use_end(void);
+void ga_stream_destroy_begin(void);
+void ga_stream_destroy_end(void);
+
+/* Before the program destroys a stream: keep its queued work covered. False
+ * when that cannot be done now (a capture is open and the stream is a busy
+ * non-blocking one): after the destroy, bury the record instead of forgetting
+ * it, and its context counts as busy until a context synchronization. */
+bool ga_stream_outlive(const ga_rt_t *rt, CUstream h);
+
+/* Forget a destroyed stream, or every stream of a destroyed context. */
+void ga_stream_forget(CUstream h);
+void ga_stream_bury(CUstream h);
+void ga_ctx_forget(CUcontext ctx);
+
+CUcontext ga_current_ctx(const ga_rt_t *rt);
+
+/* Errors after which the context is unusable and every later call returns them
+ * (cuda.h: "the process must be terminated and relaunched", or the context
+ * destroyed), and uncorrectable memory errors (taken as such, to be safe). */
+static inline bool ga_sticky_error(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_CONTAINED: case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT: case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE: case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED: case CUDA_ERROR_EXTERNAL_DEVICE:
+    case CUDA_ERROR_ECC_UNCORRECTABLE: case CUDA_ERROR_NVLINK_UNCORRECTABLE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Every wrapper hands a sticky error here. The driver then answers every call
+ * with it, so the library stops answering for the driver (pool hits, coalesced
+ * reads, held launches) for the rest of the process. ga_fault_code: that
+ * error, 0 before. */
+void ga_fault_note(CUresult r);
+bool ga_faulted(void);
+CUresult ga_fault_code(void);
+
+/* True while the library must not answer a call itself: under stream capture
+ * (the call must reach the graph) or after a sticky error (the driver's error
+ * must reach the program). */
+static inline bool ga_serving_off(void)
+{
+    return ga_capture_active() || ga_faulted();
+}
+
+typedef struct ga_fence {
+    CUcontext ctx;
+    unsigned n;                /* events not yet seen complete */
+    CUevent *ev;               /* NULL with n == 0: the context was idle */
+    unsigned nmarks;
+    ga_stream_mark_t *marks;   /* the busy streams the events cover */
+    /* When event 0 (the legacy stream's) was recorded, on a process-wide
+     * clock that ticks as each such record returns: read before the record
+     * (rec_begin) and ticked after it (rec_end). */
+    uint64_t rec_begin, rec_end;
+} ga_fence_t;
+
+/* Record a fence in `ctx`, which the caller has made current (none at all
+ * when the tracker knows every stream of it idle). The caller passes the
+ * context it already holds: asking the driver again costs a call on the
+ * pool's free path. False if events could not be recorded (the caller must
+ * then treat the fence as never complete). */
+bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f);
+/* The same when every stream of `ctx` is idle, else false with `f` untouched:
+ * never calls the driver, so it may be called under another module's lock
+ * (the pool's, taken before this module's: the fork handlers' order). */
+bool ga_fence_idle(CUcontext ctx, ga_fence_t *f);
+/* True once every event has completed; errors count as not complete. */
+bool ga_fence_done(const ga_rt_t *rt, ga_fence_t *f);
+void ga_fence_release(const ga_rt_t *rt, ga_fence_t *f);
+
+/* A fence that waits on nothing and holds nothing (recorded while every
+ * stream of its context was idle): done, with nothing to release, known
+ * without a call. */
+static inline bool ga_fence_empty(const ga_fence_t *f)
+{
+    return f->n == 0 && f->nmarks == 0 && !f->ev && !f->marks;
+}
+
+/* True when `later` completing implies `earlier` complete, known without
+ * asking the driver: both of one context, `earlier` waits only on its legacy
+ * stream event, and that record returned before `later`'s legacy record began
+ * (the legacy stream runs its work in order). `later` must still hold its
+ * event 0 (n > 0). Why: a query that finds an event newly completed costs the
+ * driver 1.5-1.7 us on an H200 (bench/probes/evprobe.c), per event. */
+static inline bool ga_fence_implies(const ga_fence_t *later, const ga_fence_t *earlier)
+{
+    return later->ctx == earlier->ctx && later->n > 0 && earlier->n == 1 &&
+           earlier->rec_end != 0 && earlier->rec_end <= later->rec_begin;
+}
+/* Forget a fence whose context is gone (its events went with it). */
+void ga_fence_drop(ga_fence_t *f);
+
+/* Work was (or may be) enqueued where the tracker cannot see it, for the
+ * reason `why` (an unknown entry point handed out, a launch on streams named
+ * inside its parameters): every stream is presumed busy from now on. */
+void ga_streams_note_untracked(const char *why);
+bool ga_streams_untracked(void);
+
+extern const ga_fork_ops_t ga_streams_fork;
+
+#endif
