@@ -1,17 +1,19 @@
-/* hooks.h - the feature hooks that entries.def routes hooked entry points to.
+/* hooks.h - the core's one way up: what the entry table and the runtime call
+ * in the hooks layer. Declared here, in core, so that core includes nothing
+ * above it; implemented in src/hooks/ (and doors.c for cuGetProcAddress).
  *
- * Each hook has its entry points' own parameters, preceded by the runtime and
- * the entry id (so one hook serves the _v2/_ptsz/_ptds variants of a family and
- * knows which was called). A hook returns exactly what the driver returned for
- * the call it stands for. Which module implements which hook:
- *   doors.c      getproc4 getproc5
- *   lifecycle.c  stream_create stream_create_prio stream_destroy module_unload
- *                library_unload ctx_destroy primary_reset
- *   sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
- *                capture_begin capture_begin_v1 capture_begin_graph capture_end
- *   pool.c       alloc alloc_pitch free free_async meminfo addr_range ipc_get
- *   coalesce.c   dtoh dtoh_async memcpy memcpy_async
- *   launch.c     launch launch_ex */
+ * Hooked entry points: each hook has its entry points' own parameters,
+ * preceded by the runtime and the entry id (so one hook serves the
+ * _v2/_ptsz/_ptds variants of a family and knows which was called). A hook
+ * returns exactly what the driver returned for the call it stands for.
+ *   core/doors.c       getproc4 getproc5
+ *   hooks/lifecycle.c  stream_create stream_create_prio stream_destroy module_unload
+ *                      library_unload ctx_destroy primary_reset
+ *   hooks/sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
+ *                      capture_begin capture_begin_v1 capture_begin_graph capture_end
+ *   hooks/memory.c     alloc alloc_pitch free free_async meminfo addr_range ipc_get ipc_open
+ *   hooks/copies.c     dtoh dtoh_async memcpy memcpy_async
+ *   hooks/launch.c     launch launch_ex */
 #ifndef GA_HOOKS_H
 #define GA_HOOKS_H
 
@@ -22,5 +24,28 @@
 #include "core/entries.def"
 #undef GA_ENTRY
 #undef GA_HOOKED
+
+/* Start the features for rt (once, from init, before rt is published):
+ * switch off, with a warning, each one this driver is too old for, build the
+ * dispatch, and set rt->track, epochs, calls and per_call (hooks/features.c). */
+void ga_hooks_start(ga_rt_t *rt);
+
+/* At exit: the features' files and reports. */
+void ga_hooks_exit(void);
+
+/* Every stateful module's fork handlers, in lock order; returns how many. */
+unsigned ga_hooks_fork_ops(const ga_fork_ops_t **out, unsigned max);
+
+/* Around every intercepted call, when rt->calls. */
+void ga_hooks_call_enter(void);
+void ga_hooks_call_leave(void);
+
+/* Around a plain entry point's driver call, when rt->per_call: s is its
+ * stream (GA_NOSTREAM: none), writes whether it may write device memory. */
+void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, CUstream s);
+void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes);
+
+/* A driver call timed by stats.c. */
+void ga_hooks_span(ga_id_t id, uint64_t t0, uint64_t t1);
 
 #endif

@@ -18,7 +18,7 @@
 #include <sys/auxv.h>
 
 #include "core/log.h"
-#include "hooks/modules.h"
+#include "core/hooks.h"
 
 _Atomic(const ga_rt_t *) ga_rt_published;
 
@@ -27,11 +27,14 @@ static _Atomic int init_state;
 static ga_rt_t rt_storage;          /* written only by the thread that won init_state */
 static __thread int init_depth;     /* re-entry guard: init -> dlopen -> dlsym -> init */
 
-static const ga_fork_ops_t *const fork_modules[] = GA_FORK_MODULES;
+/* Every stateful module's fork handlers, in lock order (ga_hooks_fork_ops). */
+enum { MAX_FORK_OPS = 32 };
+static const ga_fork_ops_t *fork_modules[MAX_FORK_OPS]; /* written once, before atfork */
+static unsigned n_fork_modules;
 
 static void fork_prepare(void)
 {
-    for (size_t i = 0; i < GA_ARRAY_LEN(fork_modules); i++) {
+    for (size_t i = 0; i < n_fork_modules; i++) {
         if (fork_modules[i]->rwlock)
             pthread_rwlock_wrlock(fork_modules[i]->rwlock);
         pthread_mutex_lock(fork_modules[i]->lock);
@@ -40,7 +43,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
-    for (size_t i = GA_ARRAY_LEN(fork_modules); i-- > 0;) {
+    for (size_t i = n_fork_modules; i-- > 0;) {
         pthread_mutex_unlock(fork_modules[i]->lock);
         if (fork_modules[i]->rwlock)
             pthread_rwlock_unlock(fork_modules[i]->rwlock);
@@ -49,7 +52,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    for (size_t i = GA_ARRAY_LEN(fork_modules); i-- > 0;) {
+    for (size_t i = n_fork_modules; i-- > 0;) {
         pthread_mutex_init(fork_modules[i]->lock, NULL);
         if (fork_modules[i]->rwlock)
             pthread_rwlock_init(fork_modules[i]->rwlock, NULL);
@@ -76,7 +79,6 @@ static void configure(ga_rt_t *rt)
     ga_log_configure((ga_log_level_t)level, get("GPUACCEL_LOG_FILE"));
     ga_config_load(&rt->cfg, get);
     rt->active = rt->cfg.enabled && !secure;
-    ga_rt_derive(rt);
     if (secure)
         ga_debug("secure-execution process: pure pass-through");
 }
@@ -87,18 +89,6 @@ static void *libcuda_or_retry(void)
     if (!lib)
         atomic_store(&init_state, 0); /* the driver is not loaded yet: try again later */
     return lib;
-}
-
-void ga_rt_derive(ga_rt_t *rt)
-{
-    /* The epoch and the stream tracker cost a little on every call; only the
-     * features that read them pay for them. */
-    rt->track = rt->active && (rt->cfg.pool || rt->cfg.coalesce || rt->cfg.graphs);
-    /* Only coalescing reads the epoch: two atomic adds a writing call (four
-     * of a pool's alloc/free pair) are not paid for nothing. */
-    rt->epochs = rt->active && rt->cfg.coalesce;
-    rt->tuning = rt->active && rt->cfg.tuner && *rt->cfg.tuner;
-    rt->per_call = rt->track || rt->tuning || (rt->active && rt->cfg.graphs);
 }
 
 const ga_rt_t *ga_rt_init(void)
@@ -119,10 +109,10 @@ const ga_rt_t *ga_rt_init(void)
         /* The reference is kept for good: the real entry points must stay valid
          * even if the program closes its own handle of libcuda. */
         if (rt->active) {
-            ga_modules_check(rt);
-            ga_modules_init(rt);
+            ga_hooks_start(rt);
+            n_fork_modules = ga_hooks_fork_ops(fork_modules, MAX_FORK_OPS);
             pthread_atfork(fork_prepare, fork_parent, fork_child);
-            atexit(ga_modules_exit);
+            atexit(ga_hooks_exit);
         }
         ga_debug("initialized: %u of %d entry points in this driver, %s", n, GA_N_ENTRIES,
                  rt->active ? "active" : "pass-through");

@@ -20,17 +20,13 @@ typedef struct ga_rt {
     bool active; /* false: pure pass-through (GPUACCEL=0, secure execution) */
     bool track;  /* a feature uses the stream tracker: keep it */
     bool epochs; /* coalescing reads the write epoch: bump it */
-    bool tuning; /* the tuner runs (GPUACCEL_TUNER): it tracks allocations */
-    bool per_call; /* some feature acts on every intercepted call (track, tuning, graphs) */
+    bool calls;  /* a feature sees every intercepted call (the tuner's gate) */
+    bool per_call; /* plain calls concern a feature: tracked, flushed or seen */
 } ga_rt_t;
 
 extern _Atomic(const ga_rt_t *) ga_rt_published;
 
 const ga_rt_t *ga_rt_init(void);
-
-/* Set track, tuning and per_call from active and the configuration: the one
- * place these are derived (again after features were switched off). */
-void ga_rt_derive(ga_rt_t *rt);
 
 /* The runtime, or NULL while it cannot be had (no libcuda loaded yet,
  * initialization running elsewhere or on this thread's stack). */

@@ -12,20 +12,13 @@
 #include <time.h>
 
 #include "core/log.h"
-#include "features/profile/profile.h"
+#include "core/hooks.h"
 
 __thread ga_thread_stats_t *ga_tl_stats __attribute__((tls_model("initial-exec")));
 bool ga_stats_timing;
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static ga_thread_stats_t *list_head; /* guarded by list_lock */
-
-uint64_t ga_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 ga_thread_stats_t *ga_stats_attach(void)
 {
@@ -47,7 +40,7 @@ void ga_span_record(const ga_span_t *sp, CUresult r)
     ga_thread_stats_t *s = ga_tl_stats;
     if (s)
         ga_bump(&s->ns[sp->id], t1 - sp->t0);
-    ga_profile_span(sp->id, sp->t0, t1);
+    ga_hooks_span(sp->id, sp->t0, t1);
 }
 
 static uint64_t sum(size_t offset, ga_id_t id)

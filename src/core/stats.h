@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 
+#include "core/clock.h"
 #include "core/runtime.h"
 
 typedef struct ga_thread_stats {
@@ -22,7 +23,6 @@ ga_thread_stats_t *ga_stats_attach(void);
 
 /* Timing is on while profiling; set once at init. */
 extern bool ga_stats_timing;
-uint64_t ga_now_ns(void);
 
 typedef struct ga_span {
     ga_id_t id;

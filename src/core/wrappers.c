@@ -9,11 +9,9 @@
  * execution, or before initialization) both call the driver and nothing else. */
 #include "core/wrappers.h"
 
-#include "features/graphs/graphs.h"
+#include "core/fault.h"
 #include "core/hooks.h"
-#include "features/tuner/tuner.h"
 #include "core/stats.h"
-#include "tracking/streams.h"
 
 #define GA_WRITES_r false
 #define GA_WRITES_w true
@@ -42,16 +40,14 @@
             ga_span_end(&span_, r0_);                                                   \
             return r0_;                                                                 \
         }                                                                               \
-        if (GA_UNLIKELY(rt_->tuning))                                                   \
-            ga_tuner_enter();                                                           \
-        if (GA_UNLIKELY(rt_->cfg.graphs) && (GA_WRITES_##cls || stream != GA_NOSTREAM))  \
-            ga_graphs_flush(rt_); /* held launches go first: this call may observe them */ \
-        ga_work_begin(rt_, GA_WRITES_##cls);                                            \
+        if (GA_UNLIKELY(rt_->calls))                                                    \
+            ga_hooks_call_enter();                                                      \
+        ga_hooks_plain_before(rt_, GA_WRITES_##cls, stream);                            \
         CUresult r_ = real_ args;                                                       \
-        ga_work_end(rt_, r_, stream, pt, GA_WRITES_##cls);                              \
+        ga_hooks_plain_after(rt_, r_, stream, pt, GA_WRITES_##cls);                     \
         GA_NOTE_FAULT(r_);                                                              \
-        if (GA_UNLIKELY(rt_->tuning))                                                   \
-            ga_tuner_leave();                                                           \
+        if (GA_UNLIKELY(rt_->calls))                                                    \
+            ga_hooks_call_leave();                                                      \
         ga_span_end(&span_, r_);                                                        \
         return r_;                                                                      \
     }
@@ -62,12 +58,12 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
-        if (GA_UNLIKELY(rt_->tuning))                                                   \
-            ga_tuner_enter();                                                           \
+        if (GA_UNLIKELY(rt_->calls))                                                    \
+            ga_hooks_call_enter();                                                      \
         CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \
         GA_NOTE_FAULT(r_);                                                              \
-        if (GA_UNLIKELY(rt_->tuning))                                                   \
-            ga_tuner_leave();                                                           \
+        if (GA_UNLIKELY(rt_->calls))                                                    \
+            ga_hooks_call_leave();                                                      \
         ga_span_end(&span_, r_);                                                        \
         return r_;                                                                      \
     }

@@ -1,19 +1,48 @@
 /* launch.c - the kernel launch hooks: where the launch features decide what
- * is launched. Swap may replace the function (and, for grid-stride
- * replacements, the configuration); a launch not swapped may get another
- * configuration from the tune table; graphs may then hold the launch as part
- * of a known sequence; otherwise the driver gets the launch. The epoch and the stream
- * tracker see a held launch as work at once: what it writes is not readable
- * until the next flush point issues it. */
-#include "features/graphs/graphs.h"
+ * is launched. The tuner may first run its experiment on the program's own
+ * configuration; then a rewrite (swap may replace the function, and for
+ * grid-stride replacements the configuration; tune may give a launch not
+ * swapped another configuration); then graphs may hold the launch as part of
+ * a known sequence; otherwise the driver gets it. A rewritten launch that the
+ * driver refuses is made again as the program asked. While a stream captures,
+ * nothing is rewritten or held: the capture gets the program's own launch.
+ * The epoch and the stream tracker see a held launch as work at once: what it
+ * writes is not readable until the next flush point issues it. */
 #include "core/hooks.h"
 #include "core/log.h"
-#include "hooks/modules.h"
-#include "features/profile/profile.h"
+#include "hooks/dispatch.h"
+#include "tracking/registry.h"
 #include "tracking/streams.h"
-#include "features/swap/swap.h"
-#include "features/tune/tune.h"
-#include "features/tuner/tuner.h"
+
+/* Rewrite, hold or launch; returns the driver's (or the holder's) answer. */
+static CUresult launch(const ga_rt_t *rt, ga_id_t id, ga_launch_t *l)
+{
+    __typeof__(&cuLaunchKernel) real = GA_REAL(rt, id, cuLaunchKernel);
+    const ga_launch_t asked = *l;
+    GA_EACH(before_launch, rt, l);
+    if (ga_d.n_rewrite && !ga_capture_active())
+        for (unsigned i = 0; i < ga_d.n_rewrite && !l->rewritten_by; i++)
+            if (ga_d.rewrite[i](rt, l))
+                l->rewritten_by = ga_d.rewrite_of[i];
+    CUresult r = CUDA_SUCCESS;
+    l->held = GA_SERVE(hold, rt, l, &r);
+    if (l->held)
+        return r;
+    GA_EACH(launch_begin, rt, l);
+    r = real(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+             l->shmem, l->stream, l->params, l->extra);
+    if (l->rewritten_by) {
+        l->rewrite_result = r;
+        if (r != CUDA_SUCCESS) { /* the program's own launch, as it asked */
+            const void *by = l->rewritten_by;
+            *l = asked;
+            l->rewritten_by = by, l->rewrite_result = r;
+            r = real(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                     l->block[2], l->shmem, l->stream, l->params, l->extra);
+        }
+    }
+    return r;
+}
 
 CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned int gridDimX,
                         unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
@@ -21,65 +50,47 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
                         unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
                         void **extra)
 {
-    bool pt = ga_entries[id].per_thread;
-    unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
-    unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
-    __typeof__(&cuLaunchKernel) real = GA_REAL(rt, id, cuLaunchKernel);
+    ga_launch_t l = {
+        .f = f, .original = f,
+        .grid = {gridDimX, gridDimY, gridDimZ}, .block = {blockDimX, blockDimY, blockDimZ},
+        .shmem = sharedMemBytes, .stream = hStream, .per_thread = ga_entries[id].per_thread,
+        .params = kernelParams, .extra = extra,
+    };
     ga_work_begin(rt, true);
-    if (GA_UNLIKELY(rt->tuning))
-        ga_tuner_before_launch(rt, f, grid, block, sharedMemBytes, hStream, kernelParams, extra);
-    /* Swap, else tune; graphs then hold what is really launched. */
-    CUfunction fn = f;
-    bool capturing = ga_capture_active(); /* a captured launch reaches the graph untouched */
-    bool swapped = rt->cfg.kernels && !extra && !capturing &&
-                   ga_swap_choose(rt, &fn, grid, block, sharedMemBytes);
-    bool tuned = !swapped && rt->cfg.tune && !capturing &&
-                 ga_tune_choose(rt, f, grid, block, sharedMemBytes);
-    CUresult r = CUDA_SUCCESS;
-    if (!rt->cfg.graphs || ga_graphs_launch(rt, fn, grid, block, sharedMemBytes, hStream, pt,
-                                            kernelParams, extra) == GA_GRAPH_LAUNCH) {
-        if (ga_profiling)
-            ga_profile_kernel_begin(rt, hStream, pt);
-        r = real(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedMemBytes,
-                 hStream, kernelParams, extra);
-        if (rt->cfg.kernels)
-            ga_swap_launched(rt, f, swapped, r);
-        if (r == CUDA_SUCCESS && !swapped && !tuned &&
-            (rt->cfg.kernels || rt->cfg.tune || rt->tuning))
-            ga_kernel_note_launched(f); /* now swap and tune may ask about it */
-        if (r != CUDA_SUCCESS && (swapped || tuned)) { /* the program's own launch, as it asked */
-            r = real(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                     sharedMemBytes, hStream, kernelParams, extra);
-            fn = f;
-            grid[0] = gridDimX, grid[1] = gridDimY, grid[2] = gridDimZ;
-            block[0] = blockDimX, block[1] = blockDimY, block[2] = blockDimZ;
-        }
-        if (r == CUDA_SUCCESS && rt->cfg.graphs)
-            ga_graphs_launched(rt, fn, grid, block, sharedMemBytes, hStream);
-    }
-    ga_work_end(rt, r, hStream, pt, true);
-    if (r == CUDA_SUCCESS && ga_profiling)
-        ga_profile_launch(rt, fn, grid, block, sharedMemBytes, hStream, pt);
+    CUresult r = launch(rt, id, &l);
+    /* Now the features that read kernels may ask the driver about the
+     * function it accepted. */
+    if (r == CUDA_SUCCESS && !l.held && l.f == l.original &&
+        (ga_d.n_rewrite || ga_d.n_before_launch))
+        ga_kernel_note_launched(l.original);
+    GA_EACH(launch_done, rt, &l, r);
+    ga_work_end(rt, r, hStream, l.per_thread, true);
     if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))
         (void)ga_kernel_info(rt, f); /* logs the name on first sight */
     return r;
 }
 
+/* cuLaunchKernelEx: attributed launches (clusters, cooperative, priorities)
+ * are never rewritten or held; they are flush points for what is held. */
 CUresult ga_hook_launch_ex(const ga_rt_t *rt, ga_id_t id, const CUlaunchConfig *config,
                            CUfunction f, void **kernelParams, void **extra)
 {
     bool pt = ga_entries[id].per_thread;
-    if (rt->cfg.graphs) /* attributed launches are never held */
-        ga_graphs_flush(rt);
-    if (ga_profiling && config)
-        ga_profile_kernel_begin(rt, config->hStream, pt);
+    CUstream s = config ? config->hStream : GA_NOSTREAM;
+    ga_launch_t l = {.f = f, .original = f, .stream = s, .per_thread = pt,
+                     .params = kernelParams, .extra = extra, .attributed = true};
+    if (config) {
+        l.grid[0] = config->gridDimX, l.grid[1] = config->gridDimY, l.grid[2] = config->gridDimZ;
+        l.block[0] = config->blockDimX, l.block[1] = config->blockDimY,
+        l.block[2] = config->blockDimZ, l.shmem = config->sharedMemBytes;
+    }
+    ga_flush(rt, GA_FLUSH_STREAM, s);
+    if (config)
+        GA_EACH(launch_begin, rt, &l);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuLaunchKernelEx)(config, f, kernelParams, extra);
-    ga_work_end(rt, r, config ? config->hStream : GA_NOSTREAM, pt, true);
-    if (r == CUDA_SUCCESS && ga_profiling && config) {
-        const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
-        const unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
-        ga_profile_launch(rt, f, grid, block, config->sharedMemBytes, config->hStream, pt);
-    }
+    ga_work_end(rt, r, s, pt, true);
+    if (config)
+        GA_EACH(launch_done, rt, &l, r);
     return r;
 }

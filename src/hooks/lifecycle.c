@@ -4,7 +4,7 @@
  * Records are dropped only after the driver destroyed the object, so a failed
  * destroy leaves everything as it was. */
 #include "core/hooks.h"
-#include "hooks/modules.h"
+#include "hooks/dispatch.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
 
@@ -12,7 +12,7 @@ static CUresult created(const ga_rt_t *rt, CUresult r, CUstream *ph)
 {
     if (r == CUDA_SUCCESS && ph && rt->track) {
         (void)ga_stream_get(rt, *ph, false); /* learn its flags and context now */
-        ga_pool_stream_created(rt, *ph);
+        GA_EACH(stream_created, rt, *ph);
     }
     return r;
 }
@@ -32,7 +32,7 @@ CUresult ga_hook_stream_create_prio(const ga_rt_t *rt, ga_id_t id, CUstream *phS
 
 CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
-    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_flush(rt, GA_FLUSH_STREAM, hStream);
     if (!rt->track) {
         CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
         if (r == CUDA_SUCCESS)
@@ -43,7 +43,7 @@ CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
     bool covered = ga_stream_outlive(rt, hStream);
     CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     if (r == CUDA_SUCCESS) {
-        ga_modules_stream_gone(rt, hStream);
+        GA_EACH(stream_gone, rt, hStream);
         ga_capture_stream_gone(hStream);
         if (covered)
             ga_stream_forget(hStream);
@@ -63,25 +63,34 @@ static CUresult unloaded(CUresult r, const void *owner)
 
 CUresult ga_hook_module_unload(const ga_rt_t *rt, ga_id_t id, CUmodule hmod)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_modules_unload(rt);
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
+    GA_EACH(unload, rt);
     return unloaded(GA_REAL(rt, id, cuModuleUnload)(hmod), hmod);
 }
 
 CUresult ga_hook_library_unload(const ga_rt_t *rt, ga_id_t id, CUlibrary library)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_modules_unload(rt);
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
+    GA_EACH(unload, rt);
     return unloaded(GA_REAL(rt, id, cuLibraryUnload)(library), library);
+}
+
+/* A context was destroyed (or its primary context reset): the driver freed
+ * its memory, streams and events; every feature forgets them without driver
+ * calls, then the tracker does. */
+static void ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+{
+    GA_EACH(ctx_gone, rt, ctx);
+    ga_ctx_forget(ctx);
 }
 
 CUresult ga_hook_ctx_destroy(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuCtxDestroy_v2)(ctx);
     if (r == CUDA_SUCCESS)
-        ga_modules_ctx_gone(rt, ctx); /* the driver freed its memory and streams */
+        ctx_gone(rt, ctx); /* the driver freed its memory and streams */
     return r;
 }
 
@@ -113,13 +122,13 @@ CUresult ga_hook_primary_reset(const ga_rt_t *rt, ga_id_t id, CUdevice dev)
 {
     CUcontext ctx = active_primary(rt, dev);
     if (ctx)
-        ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+        ga_flush(rt, GA_FLUSH_ALL, NULL);
     ga_work_begin(rt, true);
     CUresult r = GA_REAL(rt, id, cuDevicePrimaryCtxReset_v2)(dev);
     if (r != CUDA_SUCCESS || !ctx)
         return r;
     bool gone = id == GA_ID_cuDevicePrimaryCtxReset_v2 || !active_primary(rt, dev);
     if (gone)
-        ga_modules_ctx_gone(rt, ctx);
+        ctx_gone(rt, ctx);
     return r;
 }

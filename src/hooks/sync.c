@@ -1,9 +1,15 @@
 /* sync.c - hooks for calls that wait for the device: they flush whatever the
  * library holds back, then tell the stream tracker what is now known idle. */
-#include "features/coalesce/coalesce.h"
 #include "core/hooks.h"
-#include "hooks/modules.h"
+#include "hooks/dispatch.h"
 #include "tracking/streams.h"
+
+/* Taken just before the driver's wait: what the features enqueued by then
+ * (in any thread) the wait covers. Read only when someone asks. */
+static uint64_t sync_begins(void)
+{
+    return ga_d.n_synced ? ga_order_now() : 0;
+}
 
 static CUresult waited(CUresult r, ga_stream_mark_t m)
 {
@@ -14,29 +20,29 @@ static CUresult waited(CUresult r, ga_stream_mark_t m)
 
 CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
-    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_flush(rt, GA_FLUSH_STREAM, hStream);
     ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
-    uint64_t fills = ga_coalesce_sync_begins(rt);
+    uint64_t began = sync_begins();
     CUresult r = waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
     if (r == CUDA_SUCCESS)
-        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, fills);
+        GA_EACH(synced, rt, hStream, ga_entries[id].per_thread, NULL, began);
     return r;
 }
 
 CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
-    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_flush(rt, GA_FLUSH_STREAM, hStream);
     ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
-    uint64_t fills = ga_coalesce_sync_begins(rt);
+    uint64_t began = sync_begins();
     CUresult r = waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
-    if (r == CUDA_SUCCESS) /* everything on it finished, window fills too */
-        ga_coalesce_stream_synced(rt, hStream, ga_entries[id].per_thread, fills);
+    if (r == CUDA_SUCCESS) /* everything on it finished */
+        GA_EACH(synced, rt, hStream, ga_entries[id].per_thread, NULL, began);
     return r;
 }
 
 static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
     return ga_ctx_mark(rt, ctx);
 }
 
@@ -44,11 +50,11 @@ CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
 {
     CUcontext cur = ga_current_ctx(rt);
     ga_ctx_mark_t m = begin_ctx_wait(rt, cur);
-    uint64_t fills = ga_coalesce_sync_begins(rt);
+    uint64_t began = sync_begins();
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize)();
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
     if (r == CUDA_SUCCESS && cur)
-        ga_coalesce_ctx_synced(rt, cur, fills);
+        GA_EACH(synced, rt, GA_NOSTREAM, false, cur, began);
     return r;
 }
 
@@ -56,17 +62,17 @@ CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
     CUcontext cur = ga_current_ctx(rt);
     ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : cur);
-    uint64_t fills = ga_coalesce_sync_begins(rt);
+    uint64_t began = sync_begins();
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize_v2)(ctx);
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
     if (r == CUDA_SUCCESS && cur && (!ctx || ctx == cur))
-        ga_coalesce_ctx_synced(rt, cur, fills);
+        GA_EACH(synced, rt, GA_NOSTREAM, false, cur, began);
     return r;
 }
 
 CUresult ga_hook_event_sync(const ga_rt_t *rt, ga_id_t id, CUevent hEvent)
 {
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
     return GA_REAL(rt, id, cuEventSynchronize)(hEvent);
 }
 
@@ -87,7 +93,7 @@ static CUresult begin_capture(const ga_rt_t *rt, ga_id_t id, CUstream h, CUresul
 static void open_capture(const ga_rt_t *rt)
 {
     ga_capture_opening();
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
 }
 
 CUresult ga_hook_capture_begin(const ga_rt_t *rt, ga_id_t id, CUstream hStream,

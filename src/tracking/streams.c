@@ -16,6 +16,7 @@
 
 _Atomic uint64_t ga_epoch;
 _Atomic uint64_t ga_work_seq;
+_Atomic uint64_t ga_order;
 
 typedef struct stream_key {
     CUcontext ctx;    /* NULL for created streams: their handle is unique */
@@ -54,11 +55,6 @@ static _Atomic uint64_t generation; /* bumped when a record is retired */
 static _Atomic bool untracked;      /* an unknown entry point was handed out */
 static _Atomic uint64_t fence_clock; /* ticks as each fence's legacy record returns */
 
-/* The first sticky error the driver returned, 0 before. Never cleared: cuda.h
- * says the process must be restarted after most of them, and a fault cannot be
- * told apart per context reliably (it is reported by whichever call comes next,
- * in whatever context is current). */
-static _Atomic int fault_code;
 
 /* One-entry per-thread cache in front of the hash: most threads launch on one
  * stream at a time. Valid while `gen` equals the global generation. */
@@ -459,23 +455,6 @@ void ga_stream_bury(CUstream h)
 typedef struct event_slot event_slot_t;
 static void drop_events_locked(CUcontext ctx);
 
-void ga_fault_note(CUresult r)
-{
-    int none = 0;
-    if (ga_sticky_error(r) && atomic_compare_exchange_strong(&fault_code, &none, (int)r))
-        ga_info("the driver returned sticky error %d: the library answers nothing itself from "
-                "now on (every call goes to the driver)", (int)r);
-}
-
-bool ga_faulted(void)
-{
-    return atomic_load_explicit(&fault_code, memory_order_acquire) != 0;
-}
-
-CUresult ga_fault_code(void)
-{
-    return (CUresult)atomic_load_explicit(&fault_code, memory_order_acquire);
-}
 
 void ga_ctx_forget(CUcontext ctx)
 {

@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 
+#include "core/fault.h"
 #include "tracking/capture.h"
 #include "core/runtime.h"
 
@@ -32,6 +33,18 @@ static inline uint64_t ga_epoch_read(void)
 static inline uint64_t ga_work_seq_read(void)
 {
     return atomic_load_explicit(&ga_work_seq, memory_order_acquire);
+}
+
+/* A process-wide order of events, for telling what was enqueued before a
+ * wait began: next() when enqueuing, now() just before the wait. */
+extern _Atomic uint64_t ga_order;
+static inline uint64_t ga_order_next(void)
+{
+    return atomic_fetch_add(&ga_order, 1) + 1;
+}
+static inline uint64_t ga_order_now(void)
+{
+    return atomic_load(&ga_order);
 }
 
 typedef struct ga_stream ga_stream_t;
@@ -127,32 +140,6 @@ void ga_ctx_forget(CUcontext ctx);
 
 CUcontext ga_current_ctx(const ga_rt_t *rt);
 
-/* Errors after which the context is unusable and every later call returns them
- * (cuda.h: "the process must be terminated and relaunched", or the context
- * destroyed), and uncorrectable memory errors (taken as such, to be safe). */
-static inline bool ga_sticky_error(CUresult r)
-{
-    switch (r) {
-    case CUDA_ERROR_CONTAINED: case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ASSERT: case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION: case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE: case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_TENSOR_MEMORY_LEAK:
-    case CUDA_ERROR_MPS_CLIENT_TERMINATED: case CUDA_ERROR_EXTERNAL_DEVICE:
-    case CUDA_ERROR_ECC_UNCORRECTABLE: case CUDA_ERROR_NVLINK_UNCORRECTABLE:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Every wrapper hands a sticky error here. The driver then answers every call
- * with it, so the library stops answering for the driver (pool hits, coalesced
- * reads, held launches) for the rest of the process. ga_fault_code: that
- * error, 0 before. */
-void ga_fault_note(CUresult r);
-bool ga_faulted(void);
-CUresult ga_fault_code(void);
 
 /* True while the library must not answer a call itself: under stream capture
  * (the call must reach the graph) or after a sticky error (the driver's error

@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "core/hooks.h"
+#include "hooks/dispatch.h"
 
 /* Threads of a test may allocate at once: the stub device has one lock. */
 static pthread_mutex_t stub_dev_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +90,16 @@ static CUresult release(ga_rt_t *rt, CUdeviceptr d)
     return ga_hook_free(rt, GA_ID_cuMemFree_v2, d);
 }
 
+/* Dispatch to the features rt's configuration switches on (again after a
+ * test changes it), as init would, without asking the driver. */
+static inline void stub_features(ga_rt_t *rt)
+{
+    bool on[GA_N_FEATURES];
+    for (unsigned i = 0; i < GA_N_FEATURES; i++)
+        on[i] = ga_features[i]->on(&rt->cfg);
+    ga_hooks_enable(rt, on);
+}
+
 /* The stub runtime with the pool on, over this device. */
 static void stub_device(ga_rt_t *rt)
 {
@@ -100,6 +111,7 @@ static void stub_device(ga_rt_t *rt)
     rt->drv.fn[GA_ID_cuMemGetAddressRange_v2] = (void *)stub_range;
     rt->drv.fn[GA_ID_cuIpcGetMemHandle] = (void *)stub_ipc;
     rt->drv.fn[GA_ID_cuMemsetD8_v2] = (void *)stub_memset;
+    stub_features(rt);
 }
 
 #endif

@@ -256,6 +256,7 @@ int main(void)
 
     /* pool off: pure pass-through */
     rt.cfg.pool = false;
+    stub_features(&rt);
     CUdeviceptr p1 = alloc(&rt, 100);
     allocs = real_allocs;
     release(&rt, p1);

@@ -571,7 +571,7 @@ static void scenario_fork(void)
     ga_profile_copy(GA_COPY_DTOH, 4, 100);
     pid_t pid = fork();
     if (pid == 0) {
-        ga_profile_fork.child();
+        ga_feature_profile.fork->child();
         ga_profile_copy(GA_COPY_HTOD, 64, 100);
         ga_profile_write();
         _exit(0);

@@ -37,11 +37,9 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "core/hooks.h"
 #include "core/log.h"
+#include "features/feature.h"
 #include "tracking/memkind.h"
-#include "hooks/modules.h"
-#include "features/profile/profile.h"
 #include "tracking/streams.h"
 
 enum { N_SLOTS = 16, MAX_GROWTH = 16 };
@@ -63,7 +61,7 @@ typedef struct slot {
     uint64_t used;        /* LRU clock */
     const ga_stream_t *fill_st; /* S_CLAIMED, S_FILLING: the tracker's record of the stream
                                  * of an asynchronous fill; NULL: a synchronous fill */
-    uint64_t enqueued;          /* S_FILLING: fill_seq when its copy was enqueued */
+    uint64_t enqueued;          /* S_FILLING: ga_order_next() when its copy was enqueued */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
 } slot_t;
@@ -77,9 +75,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot_t slots[N_SLOTS];     /* guarded by lock */
 static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
 static uint64_t clock_tick;       /* guarded by lock */
-/* Asynchronous fills enqueued: bumped under lock, read without it (by every
- * stream sync, which must not queue behind readers for it). */
-static _Atomic uint64_t fill_seq;
 static _Atomic uint64_t hits, misses, fills, fill_bytes;
 /* Fills since the last hit, and misses left to pass straight to the driver:
  * a loop that writes before every read gains nothing from windows, and each
@@ -407,37 +402,6 @@ static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
            ga_host_memory(rt, dst, n);
 }
 
-static CUresult dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
-                     size_t ByteCount)
-{
-    bool pt = ga_entries[id].per_thread;
-    ga_modules_flush(rt, GA_FLUSH_STREAM, NULL);
-    if (servable(rt, dstHost, ByteCount)) {
-        if (serve(dstHost, srcDevice, ByteCount))
-            return CUDA_SUCCESS;
-        atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
-        CUresult r;
-        if (worth_filling() && fill_and_serve(rt, id, dstHost, srcDevice, ByteCount, &r))
-            return r;
-    }
-    /* A synchronous copy runs on the default stream after all its earlier work
-     * and returns when done: it proves that stream idle. */
-    ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
-    CUresult r = GA_REAL(rt, id, cuMemcpyDtoH_v2)(dstHost, srcDevice, ByteCount);
-    if (r == CUDA_SUCCESS)
-        ga_stream_mark_idle(m);
-    return r;
-}
-
-CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
-                      size_t ByteCount)
-{
-    uint64_t t0 = ga_profile_t0();
-    CUresult r = dtoh(rt, id, dstHost, srcDevice, ByteCount);
-    ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);
-    return r;
-}
-
 /* ---- the asynchronous read and its stream sync -------------------------------- */
 
 /* Is the stream the program named idle right now (by the tracker)? */
@@ -468,7 +432,7 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     bool ok = ensure_host(rt, s, f.len, f.ctx) && copy(s->host, f.base, f.len, h) == CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
     if (ok) { /* from now on a sync of this stream that begins may install it */
-        s->state = S_FILLING, s->enqueued = atomic_fetch_add(&fill_seq, 1) + 1;
+        s->state = S_FILLING, s->enqueued = ga_order_next();
         record_window_locked(&f);
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
@@ -477,35 +441,6 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     }
     pthread_mutex_unlock(&lock);
     ga_own_calls_leave();
-}
-
-CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr srcDevice,
-                            size_t ByteCount, CUstream hStream)
-{
-    uint64_t t0 = ga_profile_t0();
-    bool pt = ga_entries[id].per_thread;
-    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
-    bool small = servable(rt, dstHost, ByteCount);
-    CUresult r = CUDA_SUCCESS;
-    /* Served only when the stream has nothing queued: the copy would have run
-     * at once and completed before the program's next sync. */
-    if (!(small && stream_idle(rt, hStream, pt) && serve(dstHost, srcDevice, ByteCount))) {
-        if (small)
-            atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
-        r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
-        ga_work_end(rt, r, hStream, pt, false);
-        if (r == CUDA_SUCCESS && small && worth_filling())
-            start_async_fill(rt, srcDevice, ByteCount, hStream, pt, id);
-    }
-    ga_profile_copy_done(t0, r, GA_COPY_DTOH, ByteCount);
-    return r;
-}
-
-uint64_t ga_coalesce_sync_begins(const ga_rt_t *rt)
-{
-    if (!rt->cfg.coalesce)
-        return 0; /* unused: nothing is installed */
-    return atomic_load(&fill_seq);
 }
 
 /* Did this sync (of stream st, or with st NULL of the whole context ctx,
@@ -546,92 +481,107 @@ static void install_covered(const ga_rt_t *rt, const ga_stream_t *st, CUcontext 
     pthread_mutex_unlock(&lock);
 }
 
-/* A stream's fills are found by its tracker record, a context's by the context. */
-void ga_coalesce_stream_synced(const ga_rt_t *rt, CUstream h, bool pt, uint64_t began)
+/* A wait succeeded: a stream's fills are found by its tracker record, a
+ * context's by the context. */
+static void co_synced(const ga_rt_t *rt, CUstream h, bool pt, CUcontext ctx, uint64_t began)
 {
-    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_get(rt, h, pt) : NULL;
+    const ga_stream_t *st = h == GA_NOSTREAM ? NULL : ga_stream_get(rt, h, pt);
     if (st)
         install_covered(rt, st, NULL, began);
-}
-
-void ga_coalesce_ctx_synced(const ga_rt_t *rt, CUcontext ctx, uint64_t began)
-{
-    if (rt->cfg.coalesce && ctx)
+    else if (h == GA_NOSTREAM && ctx)
         install_covered(rt, NULL, ctx, began);
 }
 
-/* ---- unified-address copies ---------------------------------------------------- */
+/* ---- the read handlers ------------------------------------------------------ */
 
-/* Is this unified-address copy a device-to-host read? cudart and PyTorch may
- * issue small reads through cuMemcpy/cuMemcpyAsync (cudaMemcpyDefault); only
- * small copies are asked about (one driver query) and only with coalescing on. */
-static bool small_read(const ga_rt_t *rt, CUdeviceptr dst, CUdeviceptr src, size_t n)
+typedef enum { R_SYNC, R_ASYNC } read_kind_t;
+
+/* What the entry point is: which way it waits, and whether its direction is
+ * for the driver to decide (unified addresses); `as` is the device-to-host
+ * entry of the same variant, for the library's own copies. */
+static read_kind_t read_kind(ga_id_t id, bool *unified, ga_id_t *as)
 {
-    if (!rt->cfg.coalesce || !dst || !n || n > rt->cfg.coalesce_max)
-        return false;
+    bool pt = ga_entries[id].per_thread;
+    *unified = id == GA_ID_cuMemcpy || id == GA_ID_cuMemcpy_ptds || id == GA_ID_cuMemcpyAsync ||
+               id == GA_ID_cuMemcpyAsync_ptsz;
+    bool async = id == GA_ID_cuMemcpyAsync || id == GA_ID_cuMemcpyAsync_ptsz ||
+                 id == GA_ID_cuMemcpyDtoHAsync_v2 || id == GA_ID_cuMemcpyDtoHAsync_v2_ptsz;
+    if (async)
+        *as = pt ? GA_ID_cuMemcpyDtoHAsync_v2_ptsz : GA_ID_cuMemcpyDtoHAsync_v2;
+    else
+        *as = pt ? GA_ID_cuMemcpyDtoH_v2_ptds : GA_ID_cuMemcpyDtoH_v2;
+    return async ? R_ASYNC : R_SYNC;
+}
+
+/* Does this unified-address copy read device memory? (One driver query,
+ * asked only of small copies into host memory that no window holds.) */
+static bool src_is_device(const ga_rt_t *rt, CUdeviceptr src)
+{
     __typeof__(&cuPointerGetAttributes) get =
         GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
     CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
-    unsigned src_type = 0, dst_type = 0;
-    void *src_data[] = {&src_type}, *dst_data[] = {&dst_type};
-    return get && get(1, &attr, src_data, src) == CUDA_SUCCESS &&
-           src_type == CU_MEMORYTYPE_DEVICE &&
-           get(1, &attr, dst_data, dst) == CUDA_SUCCESS &&
-           (dst_type == 0 || dst_type == CU_MEMORYTYPE_HOST); /* 0: plain host memory */
+    unsigned type = 0;
+    void *data[] = {&type};
+    return get && get(1, &attr, data, src) == CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
 }
 
-/* cuMemcpy with unified addressing may go either way: a small read is served
- * like cuMemcpyDtoH, anything else is treated as a write. */
-CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
-                        size_t ByteCount)
+/* The last read offered on this thread, and whether it was one to count (a
+ * small device-to-host read into host memory): read_issued starts an async
+ * fill only for such a read. */
+static __thread struct {
+    CUdeviceptr src;
+    size_t n;
+    bool candidate;
+} offered __attribute__((tls_model("initial-exec")));
+
+static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                    CUstream s, CUresult *r)
 {
-    uint64_t t0 = ga_profile_t0();
-    CUresult r;
-    if (small_read(rt, dst, src, ByteCount)) {
-        ga_id_t as = ga_entries[id].per_thread ? GA_ID_cuMemcpyDtoH_v2_ptds : GA_ID_cuMemcpyDtoH_v2;
-        r = dtoh(rt, as, (void *)(uintptr_t)dst, src, ByteCount);
-    } else {
-        ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-        ga_work_begin(rt, true);
-        r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
-        ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
+    bool unified;
+    ga_id_t as;
+    read_kind_t kind = read_kind(id, &unified, &as);
+    offered.candidate = false;
+    if (!servable(rt, dst, n))
+        return false;
+    /* Asynchronous: served only when the stream has nothing queued (the copy
+     * would have run at once and completed before the program's next sync). */
+    bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);
+    if (idle && serve(dst, src, n)) {
+        *r = CUDA_SUCCESS;
+        return true;
     }
-    ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
-    return r;
+    if (unified && !src_is_device(rt, src))
+        return false; /* host to host or to device: not a read */
+    offered.src = src, offered.n = n, offered.candidate = true;
+    atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+    /* Synchronous: replaced by a window fill at the same stream position. */
+    return kind == R_SYNC && worth_filling() && fill_and_serve(rt, as, dst, src, n, r);
 }
 
-CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdeviceptr src,
-                              size_t ByteCount, CUstream hStream)
+/* After the program's own asynchronous read: a window fill behind it. */
+static void co_read_issued(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                           CUstream s, CUresult r)
 {
-    if (small_read(rt, dst, src, ByteCount)) {
-        ga_id_t as = ga_entries[id].per_thread ? GA_ID_cuMemcpyDtoHAsync_v2_ptsz
-                                               : GA_ID_cuMemcpyDtoHAsync_v2;
-        return ga_hook_dtoh_async(rt, as, (void *)(uintptr_t)dst, src, ByteCount, hStream);
-    }
-    uint64_t t0 = ga_profile_t0();
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_work_begin(rt, true);
-    CUresult r = GA_REAL(rt, id, cuMemcpyAsync)(dst, src, ByteCount, hStream);
-    ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
-    ga_profile_copy_done(t0, r, GA_COPY_OTHER, ByteCount);
-    return r;
+    (void)dst;
+    bool unified, candidate = offered.candidate && offered.src == src && offered.n == n;
+    ga_id_t as;
+    offered.candidate = false;
+    if (candidate && r == CUDA_SUCCESS && read_kind(id, &unified, &as) == R_ASYNC &&
+        worth_filling())
+        start_async_fill(rt, src, n, s, ga_entries[id].per_thread, as);
 }
 
-CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
-                          CUipcMemHandle handle, unsigned int Flags)
+static void co_shared(const ga_rt_t *rt, CUdeviceptr base, bool exported)
 {
-    ga_work_begin(rt, true);
-    CUresult r = GA_REAL(rt, id, cuIpcOpenMemHandle_v2)(pdptr, handle, Flags);
-    if (r == CUDA_SUCCESS && pdptr)
-        ga_coalesce_note_shared(*pdptr); /* another process writes it */
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
-    return r;
+    (void)rt, (void)exported;
+    ga_coalesce_note_shared(base);
 }
 
 /* ---- lifecycle ----------------------------------------------------------------- */
 
-void ga_coalesce_ctx_gone(CUcontext ctx)
+static void co_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
+    (void)rt;
     pthread_mutex_lock(&lock);
     /* Its pinned buffers and its fills in flight went with the context. A
      * claimed slot is left to its filler, whose buffer is of the filler's
@@ -643,9 +593,10 @@ void ga_coalesce_ctx_gone(CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_coalesce_stream_gone(const ga_rt_t *rt, CUstream h)
+static void co_stream_gone(const ga_rt_t *rt, CUstream h)
 {
-    const ga_stream_t *st = rt->cfg.coalesce ? ga_stream_lookup(h) : NULL;
+    (void)rt;
+    const ga_stream_t *st = ga_stream_lookup(h);
     if (!st)
         return;
     pthread_mutex_lock(&lock);
@@ -666,7 +617,7 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->fill_bytes = atomic_load(&fill_bytes);
 }
 
-void ga_coalesce_report(void)
+static void co_report(void)
 {
     ga_coalesce_stats_t s;
     ga_coalesce_stats(&s);
@@ -686,4 +637,26 @@ static void fork_child(void)
     atomic_store(&fill_bytes, 0);
 }
 
-const ga_fork_ops_t ga_coalesce_fork = {NULL, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+GA_SWITCH(coalesce)
+
+const ga_feature_t ga_feature_coalesce = {
+    .name = "coalesce",
+    .variable = "GPUACCEL_COALESCE",
+    .summary = "small device-to-host reads served from one larger transfer",
+    .on = switch_on,
+    .off = switch_off,
+    .needs = {GA_ID_cuPointerGetAttributes, GA_ID_cuMemHostAlloc, GA_ID_cuMemFreeHost,
+              GA_ID_cuStreamQuery, GA_ID_cuStreamGetFlags, GA_ID_cuStreamGetCtx},
+    .n_needs = 6,
+    .uses = GA_USES_STREAMS | GA_USES_EPOCH,
+    .report = co_report,
+    .fork = &fork_ops,
+    .read = co_read,
+    .read_issued = co_read_issued,
+    .shared = co_shared,
+    .synced = co_synced,
+    .stream_gone = co_stream_gone,
+    .ctx_gone = co_ctx_gone,
+};

@@ -47,7 +47,9 @@
 #include <time.h>
 #include <uthash.h>
 
+#include "core/clock.h"
 #include "core/log.h"
+#include "features/feature.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
 
@@ -153,12 +155,6 @@ static segment_t *segment(void)
     return tl_seg;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t hash_nodes(const node_key_t *k, unsigned n)
 {
@@ -667,7 +663,7 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
         held.argv = ready ? calloc(t->n, sizeof *held.argv) : NULL;
         if (held.params && held.argv && hold_params_locked(0, t->kinfo[0], kernelParams)) {
             held.topo = t, held.stream = s, held.ctx = ctx, held.per_thread_entry = per_thread;
-            held.count = 1, held.since = now_ns();
+            held.count = 1, held.since = ga_now_ns();
             t->used = ++use_clock;
             atomic_store_explicit(&ga_graphs_held, true, memory_order_release);
             start_watchdog_locked();
@@ -701,7 +697,7 @@ static void *watchdog(void *arg)
         uint64_t deadline = held.since + WATCHDOG_NS;
         struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
         pthread_cond_timedwait(&wake, &lock, &ts);
-        if (held.topo && now_ns() >= held.since + WATCHDOG_NS)
+        if (held.topo && ga_now_ns() >= held.since + WATCHDOG_NS)
             fallback_locked(watch_rt, &fallback_timeout);
     }
     return NULL;
@@ -791,7 +787,7 @@ void ga_graphs_stats(ga_graphs_stats_t *s)
     s->long_skipped = atomic_load(&long_skipped);
 }
 
-void ga_graphs_report(void)
+static void graphs_report(void)
 {
     ga_graphs_stats_t s;
     ga_graphs_stats(&s);
@@ -818,4 +814,50 @@ static void fork_child(void)
         tl_seg->n = 0;
 }
 
-const ga_fork_ops_t ga_graphs_fork = {NULL, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+/* ---- the feature's descriptor ------------------------------------------------- */
+
+static bool graphs_hold(const ga_rt_t *rt, const ga_launch_t *l, CUresult *r)
+{
+    if (ga_graphs_launch(rt, l->f, l->grid, l->block, l->shmem, l->stream, l->per_thread,
+                         l->params, l->extra) != GA_GRAPH_HELD)
+        return false;
+    *r = CUDA_SUCCESS;
+    return true;
+}
+
+static void graphs_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
+{
+    if (r == CUDA_SUCCESS && !l->held && !l->attributed)
+        ga_graphs_launched(rt, l->f, l->grid, l->block, l->shmem, l->stream);
+}
+
+static void graphs_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
+{
+    (void)what, (void)s; /* one sequence is held at most: flush it whatever asked */
+    ga_graphs_flush(rt);
+}
+
+GA_SWITCH(graphs)
+
+const ga_feature_t ga_feature_graphs = {
+    .name = "graphs",
+    .variable = "GPUACCEL_GRAPHS",
+    .summary = "repeated launch sequences replayed as CUDA graphs",
+    .on = switch_on,
+    .off = switch_off,
+    .needs = {GA_ID_cuGraphCreate, GA_ID_cuGraphAddKernelNode_v2,
+              GA_ID_cuGraphInstantiateWithFlags, GA_ID_cuGraphExecKernelNodeSetParams_v2,
+              GA_ID_cuGraphLaunch, GA_ID_cuFuncGetParamInfo, GA_ID_cuKernelGetParamInfo},
+    .n_needs = 7,
+    .uses = GA_USES_STREAMS,
+    .init = ga_graphs_init,
+    .report = graphs_report,
+    .fork = &fork_ops,
+    .hold = graphs_hold,
+    .flush = graphs_flush,
+    .launch_done = graphs_launch_done,
+    .ctx_gone = ga_graphs_ctx_gone,
+    .unload = ga_graphs_unload,
+};

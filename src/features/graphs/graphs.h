@@ -35,8 +35,5 @@ typedef struct ga_graphs_stats {
         fallback_timeout, long_skipped;
 } ga_graphs_stats_t;
 void ga_graphs_stats(ga_graphs_stats_t *s);
-void ga_graphs_report(void);
-
-extern const ga_fork_ops_t ga_graphs_fork;
 
 #endif

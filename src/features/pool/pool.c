@@ -28,10 +28,6 @@
 #define _GNU_SOURCE
 #include "features/pool/pool.h"
 
-#include "features/coalesce/coalesce.h"
-#include "features/profile/profile.h"
-#include "features/tuner/tuner.h"
-
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -55,9 +51,8 @@ static inline uint64_t addr_mix(uint64_t addr)
     } while (0)
 #include <uthash.h>
 
-#include "core/hooks.h"
 #include "core/log.h"
-#include "hooks/modules.h"
+#include "features/feature.h"
 #include "tracking/streams.h"
 
 enum {
@@ -885,26 +880,17 @@ static size_t cached_in(CUcontext ctx)
     return n;
 }
 
-/* ---- hooks --------------------------------------------------------------------- */
+/* ---- handlers ------------------------------------------------------------------ */
 
-static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
+/* Served: a cached block, or a new one of its class from the driver. */
+static bool pool_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize,
+                       CUresult *r)
 {
     __typeof__(&cuMemAlloc_v2) real = GA_REAL(rt, id, cuMemAlloc_v2);
     int c = ga_pool_class(bytesize);
     CUcontext ctx = NULL;
-    if (!pooling(rt) || !dptr || bytesize == 0 || c < 0 || !(ctx = ga_current_ctx(rt))) {
-        ga_work_begin(rt, true);
-        CUresult r = real(dptr, bytesize); /* the driver's own answer, errors included */
-        /* Not serving after a fault: the cache still gives way (never during a
-         * capture, where a free would invalidate the program's capture). */
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && rt->cfg.pool && !ga_capture_active() &&
-            (ctx || (ctx = ga_current_ctx(rt))) && cached_in(ctx)) {
-            release_cache(rt, ctx);
-            r = real(dptr, bytesize);
-        }
-        return r;
-    }
-    ga_work_begin(rt, true);
+    if (!pooling(rt) || !dptr || bytesize == 0 || c < 0 || !(ctx = ga_current_ctx(rt)))
+        return false; /* the driver's own answer, errors included */
     /* Poisoning fills every reused block: only the locked path does it. */
     tcache_t *tc = rt->cfg.pool_poison ? NULL : thread_cache();
     uint64_t own = 0;
@@ -917,46 +903,36 @@ static CUresult alloc_block(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, si
             poison(rt, b);
         note_live(tc, b, own, ctx, c);
         *dptr = b->ptr;
-        ga_work_end(rt, CUDA_SUCCESS, GA_NOSTREAM, false, true);
-        return CUDA_SUCCESS;
+        *r = CUDA_SUCCESS;
+        return true;
     }
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     size_t size = ga_pool_class_bytes(c);
-    CUresult r = real(dptr, size);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    *r = real(dptr, size);
+    if (*r == CUDA_ERROR_OUT_OF_MEMORY) {
         release_cache(rt, ctx);
-        r = real(dptr, size);
+        *r = real(dptr, size);
     }
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && size != bytesize) {
-        r = real(dptr, bytesize); /* the class rounding may be what does not fit */
+    if (*r == CUDA_ERROR_OUT_OF_MEMORY && size != bytesize) {
+        *r = real(dptr, bytesize); /* the class rounding may be what does not fit */
         size = bytesize, c = -1;
     }
     /* Without a record it is a plain allocation, freed by the driver. */
-    if (r == CUDA_SUCCESS && (b = remember(*dptr, size, bytesize, ctx, c, holder_of(tc), &own)))
+    if (*r == CUDA_SUCCESS && (b = remember(*dptr, size, bytesize, ctx, c, holder_of(tc), &own)))
         note_live(tc, b, own, ctx, c);
-    return r;
+    return true;
 }
 
-CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
+/* The driver refused an allocation the pool did not serve (after a fault,
+ * say): the cache gives way, except during a capture, where a free would
+ * invalidate the program's capture. */
+static bool pool_reclaim(const ga_rt_t *rt)
 {
-    uint64_t t0 = ga_profile_t0();
-    CUresult r = alloc_block(rt, id, dptr, bytesize);
-    ga_profile_alloc_done(t0, r, dptr ? *dptr : 0, bytesize);
-    if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
-        ga_tuner_alloc(rt, *dptr, bytesize);
-    return r;
-}
-
-CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t *pPitch,
-                             size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
-{
-    uint64_t t0 = ga_profile_t0();
-    ga_work_begin(rt, true);
-    CUresult r = GA_REAL(rt, id, cuMemAllocPitch_v2)(dptr, pPitch, WidthInBytes, Height,
-                                                    ElementSizeBytes);
-    ga_profile_alloc_done(t0, r, dptr ? *dptr : 0,
-                          r == CUDA_SUCCESS ? *pPitch * Height : WidthInBytes * Height);
-    return r;
+    CUcontext ctx = ga_current_ctx(rt);
+    if (ga_capture_active() || !ctx || !cached_in(ctx))
+        return false;
+    release_cache(rt, ctx);
+    return true;
 }
 
 /* Queue a freed block in its pool (under lock). Returns the blocks the pool's
@@ -1046,97 +1022,57 @@ static bool keep_block(const ga_rt_t *rt, CUdeviceptr dptr, CUresult *err)
     return true;
 }
 
-CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
+/* Served: the block goes to the pool (or this thread's cache) behind a fence.
+ * A stream-ordered free (s given) of a pooled block: the fence covers s if the
+ * tracker saw work on it, which it did if the program used the block there. */
+static bool pool_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream s, CUresult *r)
 {
-    uint64_t t0 = ga_profile_t0();
-    ga_modules_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_work_begin(rt, true);
-    CUresult r = CUDA_SUCCESS;
-    /* No current context is needed: the driver frees a pointer in its owning
-     * context whatever is current (none included), and so does the pool. */
-    if (!(rt->cfg.pool && dptr && (free_fast(rt, dptr) || keep_block(rt, dptr, &r))))
-        r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
-    ga_profile_free_done(t0, r, dptr);
-    if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
-        ga_tuner_free(dptr);
-    return r;
-}
-
-CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream hStream)
-{
-    uint64_t t0 = ga_profile_t0();
-    ga_modules_flush(rt, GA_FLUSH_STREAM, hStream);
-    ga_work_begin(rt, true);
-    CUresult r;
-    /* A pooled block freed stream-ordered: the fence covers hStream if the
-     * tracker saw work on it, which it did if the program used the block there. */
-    if (rt->cfg.pool && dptr && keep_block(rt, dptr, &r))
-        ga_work_end(rt, r, GA_NOSTREAM, false, true);
-    else {
-        r = GA_REAL(rt, id, cuMemFreeAsync)(dptr, hStream);
-        ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    (void)id;
+    if (!dptr)
+        return false;
+    if (s == GA_NOSTREAM && free_fast(rt, dptr)) {
+        *r = CUDA_SUCCESS;
+        return true;
     }
-    ga_profile_free_done(t0, r, dptr);
-    if (GA_UNLIKELY(rt->tuning) && r == CUDA_SUCCESS)
-        ga_tuner_free(dptr);
-    return r;
+    return keep_block(rt, dptr, r);
 }
 
-CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free_bytes, size_t *total)
+static size_t pool_held_free(CUcontext ctx)
 {
-    CUresult r = GA_REAL(rt, id, cuMemGetInfo_v2)(free_bytes, total);
-    if (r == CUDA_SUCCESS && rt->cfg.pool && free_bytes && total) {
-        /* Cached blocks are free as far as the program is concerned. */
-        size_t cached = cached_in(ga_current_ctx(rt));
-        *free_bytes = *free_bytes + cached > *total ? *total : *free_bytes + cached;
-    }
-    return r;
+    return cached_in(ctx);
 }
 
-CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, size_t *psize,
-                            CUdeviceptr dptr)
+/* A block may be larger than asked for (its size class): the allocation the
+ * program made is what it asked. */
+static bool pool_asked_size(CUdeviceptr base, CUdeviceptr dptr, size_t *size)
 {
-    __typeof__(&cuMemGetAddressRange_v2) real = GA_REAL(rt, id, cuMemGetAddressRange_v2);
-    CUresult r = real(pbase, psize, dptr); /* the program's own call, for its answer */
-    if (r != CUDA_SUCCESS || !rt->cfg.pool || !psize)
-        return r;
-    CUdeviceptr base = 0;
-    size_t size;
-    if (pbase)
-        base = *pbase;
-    else if (real(&base, &size, dptr) != CUDA_SUCCESS) /* the program did not ask for it */
-        return r;
-    /* A block may be larger than asked for (its size class): report the
-     * allocation the program made. */
     pthread_mutex_lock(&lock);
     block_t *b;
     HASH_FIND(hh, blocks, &base, sizeof base, b);
     size_t asked = b ? atomic_load_explicit(&b->requested, memory_order_relaxed) : 0;
-    if (b && state_of(b) == B_LIVE && dptr < base + asked)
-        *psize = asked;
+    bool known = b && state_of(b) == B_LIVE && dptr < base + asked;
     pthread_mutex_unlock(&lock);
-    return r;
+    if (known)
+        *size = asked;
+    return known;
 }
 
-CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle, CUdeviceptr dptr)
+/* Another process may map an exported block: it must be freed when the
+ * program says, not cached. */
+static void pool_shared(const ga_rt_t *rt, CUdeviceptr dptr, bool exported)
 {
-    CUresult r = GA_REAL(rt, id, cuIpcGetMemHandle)(pHandle, dptr);
-    if (r == CUDA_SUCCESS)
-        ga_coalesce_note_shared(dptr); /* another process may write it now */
-    if (r == CUDA_SUCCESS && rt->cfg.pool) {
-        /* Another process may map it: it must be freed when the program says. */
-        pthread_mutex_lock(&lock);
-        block_t *b;
-        HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
-        if (b) {
-            b->exported = true;
-            /* The word moves: its thread's cache no longer takes it on a free. */
-            move_live(b, true, B_LIVE);
-        }
-        pthread_mutex_unlock(&lock);
+    (void)rt;
+    if (!exported)
+        return;
+    pthread_mutex_lock(&lock);
+    block_t *b;
+    HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
+    if (b) {
+        b->exported = true;
+        /* The word moves: its thread's cache no longer takes it on a free. */
+        move_live(b, true, B_LIVE);
     }
-    return r;
+    pthread_mutex_unlock(&lock);
 }
 
 /* ---- lifecycle ----------------------------------------------------------------- */
@@ -1192,7 +1128,7 @@ void ga_pool_stats(ga_pool_stats_t *s)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_pool_report(void)
+static void pool_report(void)
 {
     ga_pool_stats_t s;
     ga_pool_stats(&s);
@@ -1223,4 +1159,35 @@ static void fork_child(void)
     atomic_store(&releases, 0);
 }
 
-const ga_fork_ops_t ga_pool_fork = {NULL, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+static void pool_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+{
+    (void)rt;
+    ga_pool_ctx_gone(ctx);
+}
+
+GA_SWITCH(pool)
+
+const ga_feature_t ga_feature_pool = {
+    .name = "pool",
+    .variable = "GPUACCEL_POOL",
+    .summary = "allocations served from a cache of device blocks",
+    .on = switch_on,
+    .off = switch_off,
+    .needs = {GA_ID_cuEventCreate, GA_ID_cuEventRecord, GA_ID_cuEventQuery,
+              GA_ID_cuStreamWaitEvent, GA_ID_cuStreamGetFlags, GA_ID_cuStreamGetCtx,
+              GA_ID_cuCtxPushCurrent_v2, GA_ID_cuCtxPopCurrent_v2},
+    .n_needs = 8,
+    .uses = GA_USES_STREAMS,
+    .report = pool_report,
+    .fork = &fork_ops,
+    .alloc = pool_alloc,
+    .reclaim = pool_reclaim,
+    .free = pool_free,
+    .held_free = pool_held_free,
+    .asked_size = pool_asked_size,
+    .shared = pool_shared,
+    .stream_created = ga_pool_stream_created,
+    .ctx_gone = pool_ctx_gone,
+};

@@ -1,5 +1,6 @@
 /* pool.h - the block cache behind cuMemAlloc/cuMemFree (GPUACCEL_POOL).
- * The hooks themselves are declared in hooks.h. */
+ * The feature is its descriptor, ga_feature_pool (features/feature.h); this is
+ * what tests and reports read of it. */
 #ifndef GA_POOL_H
 #define GA_POOL_H
 
@@ -21,8 +22,5 @@ typedef struct ga_pool_stats {
     size_t cached_bytes;
 } ga_pool_stats_t;
 void ga_pool_stats(ga_pool_stats_t *s);
-void ga_pool_report(void); /* one info line at exit */
-
-extern const ga_fork_ops_t ga_pool_fork;
 
 #endif

@@ -28,6 +28,7 @@
 
 #include "tracking/capture.h"
 #include "core/log.h"
+#include "features/feature.h"
 #include "tracking/registry.h"
 #include "core/stats.h"
 
@@ -1874,4 +1875,71 @@ static void fork_child(void)
     atomic_store(&collecting, false);
 }
 
-const ga_fork_ops_t ga_profile_fork = {NULL, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+/* ---- the feature's descriptor ------------------------------------------------- */
+
+static void prof_copy_done(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        ga_profile_copy(dir, bytes, ns);
+}
+
+static void prof_alloc_done(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns,
+                            CUresult r)
+{
+    (void)rt;
+    ga_profile_alloc(r == CUDA_SUCCESS ? p : 0, bytes, ns, r);
+}
+
+static void prof_free_done(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r)
+{
+    (void)rt;
+    if (r == CUDA_SUCCESS)
+        ga_profile_free(p, 0, ns);
+}
+
+static void prof_launch_begin(const ga_rt_t *rt, const ga_launch_t *l)
+{
+    ga_profile_kernel_begin(rt, l->stream, l->per_thread);
+}
+
+static void prof_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        ga_profile_launch(rt, l->f, l->grid, l->block, l->shmem, l->stream, l->per_thread);
+}
+
+static void prof_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
+{
+    (void)rt;
+    ga_profile_sync_point(what == GA_FLUSH_ALL ? GA_NOSTREAM : s);
+}
+
+static bool prof_on(const ga_config_t *c)
+{
+    return c->profile && *c->profile;
+}
+
+static void prof_off(ga_config_t *c)
+{
+    c->profile = "";
+}
+
+const ga_feature_t ga_feature_profile = {
+    .name = "profile",
+    .variable = "GPUACCEL_PROFILE",
+    .summary = "what the program did on the GPU and which features would help it",
+    .on = prof_on,
+    .off = prof_off,
+    .init = ga_profile_init,
+    .exit = ga_profile_write,
+    .fork = &fork_ops,
+    .flush = prof_flush,
+    .alloc_done = prof_alloc_done,
+    .free_done = prof_free_done,
+    .copy_done = prof_copy_done,
+    .launch_begin = prof_launch_begin,
+    .launch_done = prof_launch_done,
+    .span = ga_profile_span,
+};

@@ -1,21 +1,17 @@
 /* profile.h - GPUACCEL_PROFILE: what the program did on the GPU and which
  * library features would help it.
  *
- * The hooks report events (copies, allocations, launches, sync points, feature
- * counters, timed driver calls); at exit the module writes FILE.txt (a report
- * a person reads), FILE.json (doc/profile-schema.json) and FILE.trace.json
- * (Chrome trace-event format: Perfetto, chrome://tracing). Every function is
- * cheap and returns at once unless ga_profiling is set; hooks test it first so
- * a run without a profile pays one predictable branch.
- *
- * Call only with the runtime initialized (from hooks and ga_modules_*). None
- * of them calls the driver while holding the module's lock. */
+ * The feature is its descriptor, ga_feature_profile: the hooks tell it their
+ * events (copies, allocations, launches, flush points, timed driver calls);
+ * at exit it writes FILE.txt (a report a person reads), FILE.json
+ * (doc/profile-schema.json) and FILE.trace.json (Chrome trace-event format:
+ * Perfetto, chrome://tracing). The functions below are what its handlers and
+ * the unit tests call. None calls the driver while holding the module's lock. */
 #ifndef GA_PROFILE_H
 #define GA_PROFILE_H
 
-#include "core/runtime.h"
-
-typedef enum { GA_COPY_HTOD, GA_COPY_DTOH, GA_COPY_DTOD, GA_COPY_OTHER } ga_copy_dir_t;
+#include "core/clock.h"
+#include "features/feature.h"
 
 /* Set once by ga_profile_init, before the runtime is published. */
 extern bool ga_profiling;
@@ -27,14 +23,6 @@ void ga_profile_init(const ga_rt_t *rt);
 /* A copy of `bytes` that took `ns` in the driver (successful calls only). */
 void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns);
 
-/* For hooks: a start time when profiling (0 otherwise), and the events that
- * close a timed call. */
-uint64_t ga_now_ns(void);
-static inline uint64_t ga_profile_t0(void)
-{
-    return ga_profiling ? ga_now_ns() : 0;
-}
-
 /* An allocation attempt: `p` is the returned pointer when r == CUDA_SUCCESS.
  * The module remembers p's size so a free can be charged without the caller
  * knowing it. */
@@ -43,24 +31,6 @@ void ga_profile_alloc(CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
 /* A successful free of `p`; `bytes` is its size if the caller knows it, else 0
  * (the size recorded at allocation is used). */
 void ga_profile_free(CUdeviceptr p, size_t bytes, uint64_t ns);
-
-static inline void ga_profile_copy_done(uint64_t t0, CUresult r, ga_copy_dir_t dir, size_t bytes)
-{
-    if (GA_UNLIKELY(t0) && r == CUDA_SUCCESS)
-        ga_profile_copy(dir, bytes, ga_now_ns() - t0);
-}
-
-static inline void ga_profile_alloc_done(uint64_t t0, CUresult r, CUdeviceptr p, size_t bytes)
-{
-    if (GA_UNLIKELY(t0))
-        ga_profile_alloc(r == CUDA_SUCCESS ? p : 0, bytes, ga_now_ns() - t0, r);
-}
-
-static inline void ga_profile_free_done(uint64_t t0, CUresult r, CUdeviceptr p)
-{
-    if (GA_UNLIKELY(t0) && r == CUDA_SUCCESS)
-        ga_profile_free(p, 0, ga_now_ns() - t0);
-}
 
 /* Just before a launch on stream `s`: with GPUACCEL_PROFILE_KERNELS=1 records
  * the start event (real driver, outside any lock). The next ga_profile_launch
@@ -82,16 +52,12 @@ void ga_profile_counter(const char *feature, const char *name, uint64_t delta);
 /* A driver call timed by stats.c (from ga_span_record): a trace event. */
 void ga_profile_span(ga_id_t id, uint64_t t0, uint64_t t1);
 
-/* Write the three files. Idempotent (the first call wins). Called from
- * ga_modules_exit; the module's own SIGINT/SIGTERM handlers call it too, which
+/* Write the three files. Idempotent (the first call wins). Called at exit
+ * (the descriptor's exit); the module's own SIGINT/SIGTERM handlers call it too, which
  * is why writing uses no stdio and no allocation. */
 void ga_profile_write(void);
 
 /* The path prefix the files go to ("" when not profiling). */
 const char *ga_profile_path(void);
-
-/* First in GA_FORK_MODULES: writing holds the profile's lock while it takes
- * the stats lock. The child starts empty and writes FILE.<pid>.*. */
-extern const ga_fork_ops_t ga_profile_fork;
 
 #endif

@@ -28,6 +28,7 @@
 #include <uthash.h>
 
 #include "core/log.h"
+#include "features/feature.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
 #include "core/textfile.h"
@@ -348,7 +349,7 @@ void ga_swap_unload(void)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_swap_report(void)
+static void swap_report(void)
 {
     uint64_t s = atomic_load(&swapped), m = atomic_load(&abi_mismatch), dn = atomic_load(&denied),
              fl = atomic_load(&failed_launch);
@@ -367,4 +368,45 @@ static void fork_child(void)
     atomic_store(&swapped, 0);
 }
 
-const ga_fork_ops_t ga_swap_fork = {NULL, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+/* ---- the feature's descriptor ------------------------------------------------- */
+
+/* Launches with `extra` carry their parameters in one blob whose layout the
+ * replacement need not share: never swapped. */
+static bool swap_rewrite(const ga_rt_t *rt, ga_launch_t *l)
+{
+    return !l->extra && ga_swap_choose(rt, &l->f, l->grid, l->block, l->shmem);
+}
+
+static void swap_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
+{
+    (void)r; /* the replacement's own result: the original may have run after it */
+    if (!l->held)
+        ga_swap_launched(rt, l->original, l->rewritten_by == &ga_feature_swap, l->rewrite_result);
+}
+
+static void swap_unload(const ga_rt_t *rt)
+{
+    (void)rt;
+    ga_swap_unload();
+}
+
+GA_SWITCH(kernels)
+
+const ga_feature_t ga_feature_swap = {
+    .name = "swap",
+    .variable = "GPUACCEL_KERNELS",
+    .summary = "known kernels replaced by faster ones with the same parameters",
+    .on = switch_on,
+    .off = switch_off,
+    .needs = {GA_ID_cuLibraryLoadData, GA_ID_cuLibraryGetKernel, GA_ID_cuKernelGetName,
+              GA_ID_cuKernelGetParamInfo, GA_ID_cuFuncGetParamInfo},
+    .n_needs = 5,
+    .init = ga_swap_init,
+    .report = swap_report,
+    .fork = &fork_ops,
+    .rewrite = swap_rewrite,
+    .launch_done = swap_launch_done,
+    .unload = swap_unload,
+};

@@ -26,7 +26,5 @@ int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
                         ga_swap_rule_fn add, void *arg);
 
 void ga_swap_unload(void);
-void ga_swap_report(void);
-extern const ga_fork_ops_t ga_swap_fork;
 
 #endif

@@ -23,6 +23,7 @@
 #include <uthash.h>
 
 #include "core/log.h"
+#include "features/feature.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
 #include "core/textfile.h"
@@ -343,7 +344,7 @@ void ga_tune_unload(void)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_tune_report(void)
+static void tune_report(void)
 {
     uint64_t r = atomic_load(&rewritten), o = atomic_load(&over_limit);
     if (r + o)
@@ -357,4 +358,34 @@ static void fork_child(void)
     atomic_store(&rewritten, 0);
 }
 
-const ga_fork_ops_t ga_tune_fork = {NULL, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+/* ---- the feature's descriptor ------------------------------------------------- */
+
+static bool tune_rewrite(const ga_rt_t *rt, ga_launch_t *l)
+{
+    return ga_tune_choose(rt, l->f, l->grid, l->block, l->shmem);
+}
+
+static void tune_unload(const ga_rt_t *rt)
+{
+    (void)rt;
+    ga_tune_unload();
+}
+
+GA_SWITCH(tune)
+
+const ga_feature_t ga_feature_tune = {
+    .name = "tune",
+    .variable = "GPUACCEL_TUNE",
+    .summary = "launch configurations rewritten from a verified table",
+    .on = switch_on,
+    .off = switch_off,
+    .needs = {GA_ID_cuFuncGetAttribute, GA_ID_cuFuncGetName},
+    .n_needs = 2,
+    .init = ga_tune_init,
+    .report = tune_report,
+    .fork = &fork_ops,
+    .rewrite = tune_rewrite,
+    .unload = tune_unload,
+};

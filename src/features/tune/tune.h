@@ -41,7 +41,5 @@ bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned 
                     unsigned shmem);
 
 void ga_tune_unload(void);
-void ga_tune_report(void);
-extern const ga_fork_ops_t ga_tune_fork;
 
 #endif

@@ -23,6 +23,5 @@ void ga_tuner_leave(void);
 /* Write the table (at exit). */
 void ga_tuner_write(void);
 
-extern const ga_fork_ops_t ga_tuner_fork;
 
 #endif

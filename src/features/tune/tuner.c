@@ -33,7 +33,7 @@
  * experiments with `lock` released (they call the driver), one at a time
  * (`busy`), with every other intercepted call held off (`gate`). */
 #define _GNU_SOURCE
-#include "features/tuner/tuner.h"
+#include "features/tune/tuner.h"
 
 #include <fnmatch.h>
 #include <pthread.h>
@@ -45,6 +45,7 @@
 #include <uthash.h>
 
 #include "core/log.h"
+#include "features/feature.h"
 #include "tracking/registry.h"
 #include "core/stats.h"
 #include "tracking/streams.h"
@@ -574,4 +575,55 @@ static void fork_child(void)
     atomic_store(&busy, false);
 }
 
-const ga_fork_ops_t ga_tuner_fork = {&gate, &lock, fork_child};
+static const ga_fork_ops_t fork_ops = {&gate, &lock, fork_child};
+
+/* ---- the feature's descriptor ------------------------------------------------- */
+
+static void tuner_alloc_done(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns,
+                             CUresult r)
+{
+    (void)ns;
+    if (r == CUDA_SUCCESS)
+        ga_tuner_alloc(rt, p, bytes);
+}
+
+static void tuner_free_done(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r)
+{
+    (void)rt, (void)ns;
+    if (r == CUDA_SUCCESS)
+        ga_tuner_free(p);
+}
+
+/* The experiment runs on the program's own configuration, before a rewrite. */
+static void tuner_before_launch(const ga_rt_t *rt, const ga_launch_t *l)
+{
+    ga_tuner_before_launch(rt, l->f, l->grid, l->block, l->shmem, l->stream, l->params,
+                           l->extra);
+}
+
+static bool tuner_on(const ga_config_t *c)
+{
+    return c->tuner && *c->tuner;
+}
+
+static void tuner_off(ga_config_t *c)
+{
+    c->tuner = "";
+}
+
+const ga_feature_t ga_feature_tuner = {
+    .name = "tuner",
+    .variable = "GPUACCEL_TUNER",
+    .summary = "proves faster launch configurations bit-identical and writes the tune table",
+    .on = tuner_on,
+    .off = tuner_off,
+    .uses = GA_USES_CALLS,
+    .init = ga_tuner_init,
+    .exit = ga_tuner_write,
+    .fork = &fork_ops,
+    .call_enter = ga_tuner_enter,
+    .call_leave = ga_tuner_leave,
+    .alloc_done = tuner_alloc_done,
+    .free_done = tuner_free_done,
+    .before_launch = tuner_before_launch,
+};

@@ -1,0 +1,135 @@
+/* feature.h - the one interface every feature implements, and the hooks call.
+ *
+ * A feature is a folder under src/features/ that defines one descriptor,
+ * `const ga_feature_t ga_feature_<name>`, and is named once in features.def.
+ * The descriptor says what the feature is (name, switch, the driver entry
+ * points it cannot work without, what it needs from tracking) and which events
+ * it takes part in. At init the hooks build, for each event, the array of the
+ * enabled features that handle it (hooks/features.c): a feature that is off,
+ * or that leaves an event NULL, costs that event nothing.
+ *
+ * Two kinds of events:
+ *  - served: the hook asks each handler in features.def order whether it
+ *    answers the call itself; the first that returns true has answered (its
+ *    result in *r) and the driver is not called. A feature never calls the
+ *    driver for the program's own call: when no handler serves, the hook does.
+ *  - observed: every handler is told, in features.def order.
+ * Rules for handlers: return the driver's own error codes; never call another
+ * feature (anything two features share lives in tracking or core); never make
+ * a capture-unsafe driver call outside ga_own_calls_enter/leave
+ * (tracking/capture.h). Model: nginx's ngx_module_t, Redis's ae.c backends. */
+#ifndef GA_FEATURE_H
+#define GA_FEATURE_H
+
+#include "core/config.h"
+#include "core/runtime.h"
+
+/* What a feature needs the tracking layer to keep for it. */
+enum {
+    GA_USES_STREAMS = 1, /* the stream tracker: busy/idle streams, fences */
+    GA_USES_EPOCH = 2,   /* the write epoch */
+    GA_USES_CALLS = 4,   /* sees every intercepted call (call_enter/call_leave) */
+};
+
+typedef enum { GA_FLUSH_STREAM, GA_FLUSH_ALL } ga_flush_t;
+typedef enum { GA_COPY_HTOD, GA_COPY_DTOH, GA_COPY_DTOD, GA_COPY_OTHER } ga_copy_dir_t;
+
+/* A launch as the hooks see it, and as features may rewrite it. */
+typedef struct ga_launch {
+    CUfunction f;            /* what is launched (a swap may replace it) */
+    CUfunction original;     /* what the program named */
+    unsigned grid[3], block[3];
+    unsigned shmem;
+    CUstream stream;
+    bool per_thread;         /* through a _ptsz entry point */
+    void **params, **extra;
+    const void *rewritten_by; /* the descriptor whose rewrite was launched, or NULL */
+    CUresult rewrite_result;  /* what the driver said to it (the program's own
+                               * launch followed if that failed) */
+    bool held;                /* a feature held it (launch_done still sees it) */
+    bool attributed;          /* cuLaunchKernelEx: never rewritten, held or learned */
+} ga_launch_t;
+
+typedef struct ga_feature {
+    const char *name;     /* as the command line and the profile name it */
+    const char *variable; /* its switch */
+    const char *summary;  /* one line, for `gpuaccel env` and reports */
+    bool (*on)(const ga_config_t *cfg);
+    void (*off)(ga_config_t *cfg);      /* switched off: this driver lacks what it needs */
+    ga_id_t needs[8];
+    unsigned n_needs;
+    unsigned uses;                      /* GA_USES_* */
+
+    void (*init)(const ga_rt_t *rt);
+    void (*report)(void);               /* at exit, once, in list order */
+    const ga_fork_ops_t *fork;          /* its lock and child reset; NULL: stateless */
+
+    /* ---- served ---- */
+    bool (*alloc)(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytes, CUresult *r);
+    /* The driver is out of memory: give back what it holds; true if it did
+     * (the hook then retries the program's allocation once). */
+    bool (*reclaim)(const ga_rt_t *rt);
+    /* s: GA_NOSTREAM for cuMemFree, the stream of cuMemFreeAsync */
+    bool (*free)(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream s, CUresult *r);
+    /* A copy that may read device memory into host memory: id is the entry
+     * point (cuMemcpyDtoH*: synchronous; cuMemcpyDtoHAsync*: on s; cuMemcpy*
+     * and cuMemcpyAsync*: unified addresses, the direction unknown). Nothing
+     * is known of dst: it may be device, managed or mapped memory. */
+    bool (*read)(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n, CUstream s,
+                 CUresult *r);
+    /* Rewrite the launch (function, configuration): true if it did. */
+    bool (*rewrite)(const ga_rt_t *rt, ga_launch_t *l);
+    /* Hold the launch (it will be issued later, or replayed): true if held. */
+    bool (*hold)(const ga_rt_t *rt, const ga_launch_t *l, CUresult *r);
+
+    /* ---- observed ---- */
+    void (*call_enter)(void); /* around every intercepted call (GA_USES_CALLS) */
+    void (*call_leave)(void);
+    void (*flush)(const ga_rt_t *rt, ga_flush_t what, CUstream s);
+    void (*alloc_done)(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
+    void (*free_done)(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r);
+    void (*copy_done)(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUresult r);
+    /* The program's own copy (one `read` offered and nobody served) went to
+     * the driver. */
+    void (*read_issued)(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                        CUstream s, CUresult r);
+    /* Memory another process may write or read (IPC exported or imported). */
+    void (*shared)(const ga_rt_t *rt, CUdeviceptr base, bool exported);
+    /* cuMemGetInfo: bytes the feature holds that the program may count as free. */
+    size_t (*held_free)(CUcontext ctx);
+    /* cuMemGetAddressRange: the size the program asked for at base, if known. */
+    bool (*asked_size)(CUdeviceptr base, CUdeviceptr dptr, size_t *size);
+    void (*before_launch)(const ga_rt_t *rt, const ga_launch_t *l); /* the program's own config */
+    void (*launch_begin)(const ga_rt_t *rt, const ga_launch_t *l);  /* just before the driver's */
+    void (*launch_done)(const ga_rt_t *rt, const ga_launch_t *l, CUresult r);
+    /* A wait (stream h, or with h GA_NOSTREAM the whole of ctx) that began at
+     * ga_order_now() == began succeeded. */
+    void (*synced)(const ga_rt_t *rt, CUstream h, bool pt, CUcontext ctx, uint64_t began);
+    void (*stream_created)(const ga_rt_t *rt, CUstream s);
+    void (*stream_gone)(const ga_rt_t *rt, CUstream s);
+    void (*ctx_gone)(const ga_rt_t *rt, CUcontext ctx);
+    void (*unload)(const ga_rt_t *rt); /* a module or library is being unloaded */
+    void (*span)(ga_id_t id, uint64_t t0, uint64_t t1); /* a timed driver call */
+    void (*exit)(void);                /* at exit, before the reports (files are written) */
+} ga_feature_t;
+
+/* Every feature's descriptor, in features.def order. */
+#define GA_FEATURE(name) extern const ga_feature_t ga_feature_##name;
+#include "features/features.def"
+#undef GA_FEATURE
+
+enum {
+#define GA_FEATURE(name) GA_FEATURE_ID_##name,
+#include "features/features.def"
+#undef GA_FEATURE
+    GA_N_FEATURES
+};
+
+extern const ga_feature_t *const ga_features[GA_N_FEATURES];
+
+/* Helpers for descriptors whose switch is a bool in ga_config_t. */
+#define GA_SWITCH(field)                                                                  \
+    static bool switch_on(const ga_config_t *c) { return c->field; }                     \
+    static void switch_off(ga_config_t *c) { c->field = false; }
+
+#endif

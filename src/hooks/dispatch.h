@@ -1,0 +1,74 @@
+/* dispatch.h - for each event of the feature interface (features/feature.h),
+ * the handlers of the enabled features, in features.def order: built once at
+ * init by ga_hooks_start (hooks/features.c) before the runtime is published,
+ * read without locks after. An event no enabled feature handles has no
+ * handlers, and costs its hook one load and one compare. */
+#ifndef GA_DISPATCH_H
+#define GA_DISPATCH_H
+
+#include "core/clock.h"
+#include "features/feature.h"
+
+#define GA_EVENTS(X)                                                                     \
+    X(alloc) X(reclaim) X(free) X(read) X(read_issued) X(rewrite) X(hold) X(call_enter) X(call_leave) X(flush)      \
+    X(alloc_done) X(free_done) X(copy_done) X(shared) X(held_free) X(asked_size)         \
+    X(before_launch) X(launch_begin) X(launch_done) X(synced) X(stream_created)          \
+    X(stream_gone) X(ctx_gone) X(unload) X(span) X(exit) X(report) X(init)
+
+typedef struct ga_dispatch {
+#define GA_DISPATCH_SLOT(ev)                                                             \
+    unsigned n_##ev;                                                                     \
+    __typeof__(((ga_feature_t *)0)->ev) ev[GA_N_FEATURES];                               \
+    const ga_feature_t *ev##_of[GA_N_FEATURES];
+    GA_EVENTS(GA_DISPATCH_SLOT)
+#undef GA_DISPATCH_SLOT
+    bool on[GA_N_FEATURES];
+    bool timed; /* some handler takes a duration: hooks read the clock */
+} ga_dispatch_t;
+
+extern ga_dispatch_t ga_d;
+
+/* Which features rt's configuration switches on, each switched off (with a
+ * warning, and in rt->cfg) when this driver lacks an entry point it needs. */
+void ga_hooks_check(ga_rt_t *rt, bool on[GA_N_FEATURES]);
+
+/* Build the dispatch for exactly the features marked on, and derive rt's
+ * track, epochs, calls and per_call from them: no driver check, no init.
+ * ga_hooks_start uses it once; unit tests, whenever they switch features. */
+void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES]);
+
+/* Tell every handler of `ev`. */
+#define GA_EACH(ev, ...)                                                                 \
+    do {                                                                                 \
+        for (unsigned i_ = 0; i_ < ga_d.n_##ev; i_++)                                    \
+            ga_d.ev[i_](__VA_ARGS__);                                                    \
+    } while (0)
+
+/* Ask the handlers of a served event in turn; true when one answered. */
+#define GA_SERVE(ev, ...)                                                                \
+    ({                                                                                   \
+        bool served_ = false;                                                            \
+        for (unsigned i_ = 0; i_ < ga_d.n_##ev && !served_; i_++)                        \
+            served_ = ga_d.ev[i_](__VA_ARGS__);                                          \
+        served_;                                                                         \
+    })
+
+static inline bool ga_feature_on(unsigned feature_id)
+{
+    return ga_d.on[feature_id];
+}
+
+/* A monotonic start time when some handler times calls, else 0. */
+static inline uint64_t ga_hooks_t0(void)
+{
+    return ga_d.timed ? ga_now_ns() : 0;
+}
+
+/* Flush points: whatever features hold back goes out before a call that may
+ * observe or change what it would have done. */
+static inline void ga_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
+{
+    GA_EACH(flush, rt, what, s);
+}
+
+#endif

@@ -1,0 +1,147 @@
+/* features.c - the features as the hooks see them: the list (features.def),
+ * their start (switches checked against the driver, init), the dispatch
+ * arrays every hook reads, the exit reports, and the fork lock order.
+ *
+ * Owns: ga_d, written once by ga_hooks_start before the runtime is published
+ * (so every thread that sees the runtime sees it complete), read-only after.
+ * Must never: name a feature other than through its descriptor. */
+#include "hooks/dispatch.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "core/hooks.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "tracking/capture.h"
+#include "tracking/registry.h"
+#include "tracking/streams.h"
+
+const ga_feature_t *const ga_features[GA_N_FEATURES] = {
+#define GA_FEATURE(name) &ga_feature_##name,
+#include "features/features.def"
+#undef GA_FEATURE
+};
+
+ga_dispatch_t ga_d;
+
+/* A driver too old for what an enabled feature needs switches it off, with a
+ * warning, and everything else passes through as before. */
+static bool has_needs(const ga_rt_t *rt, const ga_feature_t *f)
+{
+    for (unsigned k = 0; k < f->n_needs; k++)
+        if (!rt->drv.fn[f->needs[k]]) {
+            ga_warn("%s=1 but this driver has no %s: the feature is off", f->variable,
+                    ga_entries[f->needs[k]].name);
+            return false;
+        }
+    return true;
+}
+
+static void build(void)
+{
+    for (unsigned i = 0; i < GA_N_FEATURES; i++) {
+        const ga_feature_t *f = ga_features[i];
+        if (!ga_d.on[i])
+            continue;
+#define GA_DISPATCH_ADD(ev)                                                              \
+        if (f->ev) {                                                                     \
+            ga_d.ev##_of[ga_d.n_##ev] = f;                                               \
+            ga_d.ev[ga_d.n_##ev++] = f->ev;                                              \
+        }
+        GA_EVENTS(GA_DISPATCH_ADD)
+#undef GA_DISPATCH_ADD
+    }
+    ga_d.timed = ga_d.n_alloc_done || ga_d.n_free_done || ga_d.n_copy_done;
+}
+
+void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
+{
+    memset(&ga_d, 0, sizeof ga_d);
+    unsigned uses = 0;
+    for (unsigned i = 0; i < GA_N_FEATURES; i++)
+        if ((ga_d.on[i] = on[i]))
+            uses |= ga_features[i]->uses;
+    /* The tracker and the epoch cost a little on every call: only the
+     * features that read them pay for them. */
+    rt->track = (uses & GA_USES_STREAMS) != 0;
+    rt->epochs = (uses & GA_USES_EPOCH) != 0;
+    rt->calls = (uses & GA_USES_CALLS) != 0;
+    build();
+    rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0;
+    ga_stats_timing = ga_d.n_span > 0;
+}
+
+void ga_hooks_check(ga_rt_t *rt, bool on[GA_N_FEATURES])
+{
+    for (unsigned i = 0; i < GA_N_FEATURES; i++) {
+        const ga_feature_t *f = ga_features[i];
+        on[i] = rt->active && f->on(&rt->cfg);
+        if (on[i] && !has_needs(rt, f)) {
+            f->off(&rt->cfg);
+            on[i] = false;
+        }
+    }
+}
+
+void ga_hooks_start(ga_rt_t *rt)
+{
+    bool on[GA_N_FEATURES];
+    ga_hooks_check(rt, on);
+    ga_hooks_enable(rt, on);
+    GA_EACH(init, rt);
+}
+
+void ga_hooks_exit(void)
+{
+    GA_EACH(exit);
+    ga_stats_log_summary();
+    GA_EACH(report);
+}
+
+/* Lock order for fork: features (features.def order; a feature may hold its
+ * lock while it calls tracking or core, never another feature), then
+ * tracking (streams may call the registry; capture takes no other lock),
+ * then core. runtime.c takes them in this order and releases in reverse. */
+unsigned ga_hooks_fork_ops(const ga_fork_ops_t **out, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < GA_N_FEATURES && n < max; i++)
+        if (ga_features[i]->fork)
+            out[n++] = ga_features[i]->fork;
+    const ga_fork_ops_t *below[] = {&ga_streams_fork, &ga_registry_fork, &ga_capture_fork,
+                                    &ga_stats_fork};
+    for (size_t i = 0; i < GA_ARRAY_LEN(below) && n < max; i++)
+        out[n++] = below[i];
+    return n;
+}
+
+void ga_hooks_call_enter(void)
+{
+    GA_EACH(call_enter);
+}
+
+void ga_hooks_call_leave(void)
+{
+    GA_EACH(call_leave);
+}
+
+void ga_hooks_span(ga_id_t id, uint64_t t0, uint64_t t1)
+{
+    GA_EACH(span, id, t0, t1);
+}
+
+/* A plain entry point: work on stream s (GA_NOSTREAM: none) that may write
+ * device memory. What features hold goes first (the call may observe it), and
+ * the tracker sees the work. */
+void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, CUstream s)
+{
+    if (writes || s != GA_NOSTREAM)
+        ga_flush(rt, s == GA_NOSTREAM ? GA_FLUSH_ALL : GA_FLUSH_STREAM, s);
+    ga_work_begin(rt, writes);
+}
+
+void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes)
+{
+    ga_work_end(rt, r, s, pt, writes);
+}

@@ -1,0 +1,130 @@
+/* memory.c - hooks for device memory: allocation and free (sync and
+ * stream-ordered), what the driver reports about memory, and IPC.
+ *
+ * The flow of every hook: flush what features hold when the call may observe
+ * it; offer the call to the features that serve it (the pool); if none does,
+ * the driver gets it as the program made it; then tell the observers (the
+ * profile, the tuner). Returns exactly what the driver (or the serving
+ * feature, with the driver's own codes) returned. */
+#include "core/hooks.h"
+#include "hooks/dispatch.h"
+#include "tracking/streams.h"
+
+static uint64_t since(uint64_t t0)
+{
+    return t0 ? ga_now_ns() - t0 : 0;
+}
+
+CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
+{
+    __typeof__(&cuMemAlloc_v2) real = GA_REAL(rt, id, cuMemAlloc_v2);
+    uint64_t t0 = ga_hooks_t0();
+    CUresult r;
+    ga_work_begin(rt, true);
+    if (!GA_SERVE(alloc, rt, id, dptr, bytesize, &r)) {
+        r = real(dptr, bytesize); /* the driver's own answer, errors included */
+        /* Memory a feature holds gives way before the driver's error is final
+         * (also after a fault, when nothing is served). */
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
+            r = real(dptr, bytesize);
+    }
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    GA_EACH(alloc_done, rt, r == CUDA_SUCCESS && dptr ? *dptr : 0, bytesize, since(t0), r);
+    return r;
+}
+
+CUresult ga_hook_alloc_pitch(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t *pPitch,
+                             size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+{
+    uint64_t t0 = ga_hooks_t0();
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuMemAllocPitch_v2)(dptr, pPitch, WidthInBytes, Height,
+                                                    ElementSizeBytes);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    size_t bytes = r == CUDA_SUCCESS ? *pPitch * Height : WidthInBytes * Height;
+    GA_EACH(alloc_done, rt, r == CUDA_SUCCESS ? *dptr : 0, bytes, since(t0), r);
+    return r;
+}
+
+CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
+{
+    uint64_t t0 = ga_hooks_t0();
+    CUresult r;
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
+    ga_work_begin(rt, true);
+    /* No current context is needed: the driver frees a pointer in its owning
+     * context whatever is current (none included). */
+    if (!GA_SERVE(free, rt, id, dptr, GA_NOSTREAM, &r))
+        r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    GA_EACH(free_done, rt, dptr, since(t0), r);
+    return r;
+}
+
+CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream hStream)
+{
+    uint64_t t0 = ga_hooks_t0();
+    CUresult r;
+    ga_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_work_begin(rt, true);
+    if (GA_SERVE(free, rt, id, dptr, hStream, &r)) {
+        ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    } else {
+        r = GA_REAL(rt, id, cuMemFreeAsync)(dptr, hStream);
+        ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+    }
+    GA_EACH(free_done, rt, dptr, since(t0), r);
+    return r;
+}
+
+CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free_bytes, size_t *total)
+{
+    CUresult r = GA_REAL(rt, id, cuMemGetInfo_v2)(free_bytes, total);
+    if (r != CUDA_SUCCESS || !free_bytes || !total || !ga_d.n_held_free)
+        return r;
+    /* What features hold for the program is free as far as it is concerned. */
+    CUcontext ctx = ga_current_ctx(rt);
+    size_t held = 0;
+    for (unsigned i = 0; i < ga_d.n_held_free; i++)
+        held += ga_d.held_free[i](ctx);
+    *free_bytes = *free_bytes + held > *total ? *total : *free_bytes + held;
+    return r;
+}
+
+CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, size_t *psize,
+                            CUdeviceptr dptr)
+{
+    __typeof__(&cuMemGetAddressRange_v2) real = GA_REAL(rt, id, cuMemGetAddressRange_v2);
+    CUresult r = real(pbase, psize, dptr); /* the program's own call, for its answer */
+    if (r != CUDA_SUCCESS || !psize || !ga_d.n_asked_size)
+        return r;
+    CUdeviceptr base = 0;
+    size_t size, asked;
+    if (pbase)
+        base = *pbase;
+    else if (real(&base, &size, dptr) != CUDA_SUCCESS) /* the program did not ask for it */
+        return r;
+    /* A block may be larger than asked for: report the allocation the program made. */
+    if (GA_SERVE(asked_size, base, dptr, &asked))
+        *psize = asked;
+    return r;
+}
+
+CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    CUresult r = GA_REAL(rt, id, cuIpcGetMemHandle)(pHandle, dptr);
+    if (r == CUDA_SUCCESS) /* another process may map it, and write it */
+        GA_EACH(shared, rt, dptr, true);
+    return r;
+}
+
+CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
+                          CUipcMemHandle handle, unsigned int Flags)
+{
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuIpcOpenMemHandle_v2)(pdptr, handle, Flags);
+    if (r == CUDA_SUCCESS && pdptr) /* another process writes it */
+        GA_EACH(shared, rt, *pdptr, false);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}

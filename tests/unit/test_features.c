@@ -1,0 +1,61 @@
+/* test_features.c - the feature list and its dispatch (hooks/features.c): a
+ * driver too old for a feature switches it off (with a warning), the others
+ * stay as configured; the dispatch holds exactly the enabled features'
+ * handlers, in features.def order; what tracking keeps follows from them. */
+#include "check.h"
+#include "hooks/dispatch.h"
+#include "stub_driver.h"
+
+static int dummy_fn;
+
+static void check_and_enable(ga_rt_t *rt)
+{
+    bool on[GA_N_FEATURES];
+    ga_hooks_check(rt, on);
+    ga_hooks_enable(rt, on);
+}
+
+int main(void)
+{
+    static ga_rt_t rt;
+    stub_runtime(&rt);
+    for (int i = 0; i < GA_N_ENTRIES; i++)
+        rt.drv.fn[i] = &dummy_fn; /* a driver with everything */
+    rt.cfg.pool = rt.cfg.coalesce = rt.cfg.graphs = rt.cfg.kernels = rt.cfg.tune = true;
+    check_and_enable(&rt);
+    CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.graphs && rt.cfg.kernels && rt.cfg.tune);
+    CHECK(rt.track && rt.epochs && !rt.calls && rt.per_call);
+    CHECK(ga_feature_on(GA_FEATURE_ID_pool) && !ga_feature_on(GA_FEATURE_ID_profile));
+    /* served events in list order: swap's rewrite before tune's */
+    CHECK(ga_d.n_rewrite == 2 && ga_d.rewrite_of[0] == &ga_feature_swap &&
+          ga_d.rewrite_of[1] == &ga_feature_tune);
+    CHECK(ga_d.n_alloc == 1 && ga_d.alloc_of[0] == &ga_feature_pool);
+    CHECK(ga_d.n_read == 1 && ga_d.n_hold == 1 && ga_d.n_alloc_done == 0 && !ga_d.timed);
+
+    rt.drv.fn[GA_ID_cuGraphExecKernelNodeSetParams_v2] = NULL; /* an old driver */
+    rt.drv.fn[GA_ID_cuLibraryLoadData] = NULL;
+    check_and_enable(&rt);
+    CHECK(!rt.cfg.graphs && !rt.cfg.kernels);
+    CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.tune);
+    CHECK(ga_d.n_hold == 0 && ga_d.n_rewrite == 1);
+
+    rt.cfg.coalesce = false;
+    rt.drv.fn[GA_ID_cuEventQuery] = NULL;
+    check_and_enable(&rt);
+    CHECK(!rt.cfg.pool && !rt.track && !rt.epochs); /* nothing left that reads the tracker */
+    CHECK(ga_d.n_alloc == 0 && ga_d.n_read == 0);
+
+    /* the profile and the tuner: observers, timed, every call seen */
+    rt.cfg.profile = "/nonexistent/p";
+    rt.cfg.tuner = "/nonexistent/t";
+    check_and_enable(&rt);
+    CHECK(rt.calls && ga_d.timed && ga_d.n_alloc_done == 2 && ga_d.n_span == 1);
+    CHECK(ga_d.alloc_done_of[0] == &ga_feature_tuner && ga_d.alloc_done_of[1] == &ga_feature_profile);
+    CHECK(ga_d.n_flush == 1 && rt.per_call);
+
+    /* pass-through: nothing at all */
+    rt.active = false;
+    check_and_enable(&rt);
+    CHECK(!rt.track && !rt.calls && !rt.per_call && ga_d.n_flush == 0 && ga_d.n_launch_done == 0);
+    return check_done("test_features");
+}
