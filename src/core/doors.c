@@ -16,7 +16,7 @@
 
 #include "core/hooks.h"
 #include "core/log.h"
-#include "tracking/streams.h"
+#include "core/fault.h"
 #include "core/wrappers.h"
 
 #if defined(__has_attribute)
@@ -64,7 +64,7 @@ static void *unknown_driver_ptr(void *p, const char *base)
     if (!ga_name_read_only(base) && !interop) {
         char why[160];
         snprintf(why, sizeof why, "entry point %s is unknown to this build", base);
-        ga_streams_note_untracked(why);
+        ga_note_untracked(why);
     }
     return p;
 }

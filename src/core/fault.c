@@ -1,4 +1,5 @@
-/* fault.c - the first sticky error the driver returned (fault.h).
+/* fault.c - the first sticky error the driver returned, and whether work was
+ * enqueued where the library cannot see it (fault.h).
  *
  * Owns: fault_code, 0 before any. Never cleared: cuda.h says the process must
  * be restarted after most of them, and a fault cannot be told apart per
@@ -11,6 +12,7 @@
 #include "core/log.h"
 
 static _Atomic int fault_code;
+static _Atomic bool untracked; /* work was enqueued where the library cannot see it */
 
 void ga_fault_note(CUresult r)
 {
@@ -28,4 +30,20 @@ bool ga_faulted(void)
 CUresult ga_fault_code(void)
 {
     return (CUresult)atomic_load_explicit(&fault_code, memory_order_acquire);
+}
+
+void ga_note_untracked(const char *why)
+{
+    if (!atomic_exchange(&untracked, true))
+        ga_info("%s: every stream is presumed busy from now on", why);
+}
+
+bool ga_untracked(void)
+{
+    return atomic_load_explicit(&untracked, memory_order_relaxed);
+}
+
+void ga_untracked_reset(void)
+{
+    atomic_store(&untracked, false);
 }

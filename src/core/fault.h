@@ -1,4 +1,4 @@
-/* fault.h - sticky errors: after one, the driver answers every call with it,
+/* fault.h - what the library can no longer rely on. Sticky errors: after one, the driver answers every call with it,
  * and the library stops answering anything itself (pool hits, coalesced
  * reads, held launches) for the rest of the process, so that the driver's
  * error reaches the program. Noted by every wrapper. */
@@ -33,5 +33,13 @@ static inline bool ga_sticky_error(CUresult r)
 void ga_fault_note(CUresult r);
 bool ga_faulted(void);
 CUresult ga_fault_code(void);
+
+/* Work was (or may be) enqueued where the library cannot see it, for the
+ * reason `why` (an unknown entry point handed out by a door, a launch on
+ * streams named inside its parameters): from now on every stream is presumed
+ * busy. Process-wide, never cleared (but in a fork child). */
+void ga_note_untracked(const char *why);
+bool ga_untracked(void);
+void ga_untracked_reset(void);
 
 #endif

@@ -52,7 +52,6 @@ static ga_stream_t *table;     /* guarded by lock */
 static pthread_rwlock_t use_lock = PTHREAD_RWLOCK_INITIALIZER;
 static ga_stream_t *free_list; /* guarded by lock */
 static _Atomic uint64_t generation; /* bumped when a record is retired */
-static _Atomic bool untracked;      /* an unknown entry point was handed out */
 static _Atomic uint64_t fence_clock; /* ticks as each fence's legacy record returns */
 
 
@@ -174,7 +173,7 @@ ga_stream_t *ga_stream_get(const ga_rt_t *rt, CUstream h, bool per_thread)
 void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread)
 {
     if (h == GA_HIDDENSTREAM) { /* cannot tell which: every stream is presumed busy */
-        ga_streams_note_untracked("cuLaunchCooperativeKernelMultiDevice names its streams "
+        ga_note_untracked("cuLaunchCooperativeKernelMultiDevice names its streams "
                                   "inside its parameters");
     } else {
         ga_stream_t *st = ga_stream_get(rt, h, per_thread);
@@ -239,7 +238,7 @@ void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded)
 bool ga_stream_busy(const ga_stream_t *st)
 {
     return atomic_load(&st->work) > atomic_load(&st->idle_at) ||
-           atomic_load_explicit(&untracked, memory_order_relaxed);
+           ga_untracked();
 }
 
 bool ga_stream_nonblocking(const ga_stream_t *st)
@@ -270,7 +269,7 @@ static __thread struct {
 
 bool ga_ctx_idle(CUcontext ctx)
 {
-    if (atomic_load_explicit(&untracked, memory_order_relaxed))
+    if (ga_untracked())
         return false;
     uint64_t seq = ga_work_seq_read();
     if (ctx && idle_seen.ctx == ctx && idle_seen.seq == seq)
@@ -291,7 +290,7 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
     /* Querying a stream under capture would invalidate the capture; another
      * context's streams may write this one's memory (peer access) and are not
      * looked at here: with either, nothing is declared settled. */
-    if (atomic_load_explicit(&untracked, memory_order_relaxed) || ga_capture_active() ||
+    if (ga_untracked() || ga_capture_active() ||
         ga_streams_contexts() > 1)
         return false;
     if (!ga_own_calls_enter())
@@ -467,16 +466,6 @@ void ga_ctx_forget(CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_streams_note_untracked(const char *why)
-{
-    if (!atomic_exchange(&untracked, true))
-        ga_info("%s: every stream is presumed busy from now on", why);
-}
-
-bool ga_streams_untracked(void)
-{
-    return atomic_load_explicit(&untracked, memory_order_relaxed);
-}
 
 /* ---- fences ---------------------------------------------------------------- */
 
@@ -580,7 +569,7 @@ bool ga_fence_init(const ga_rt_t *rt, CUcontext ctx, ga_fence_t *f)
     fence_start(f, ctx);
     if (!f->ctx || !ga_own_calls_enter()) /* records would join an open capture */
         return false;
-    bool blind = atomic_load_explicit(&untracked, memory_order_relaxed), buried = false;
+    bool blind = ga_untracked(), buried = false;
     pthread_rwlock_rdlock(&use_lock);
     pthread_mutex_lock(&lock);
     unsigned cap = 1 + HASH_COUNT(table), nt = 0;
@@ -671,7 +660,7 @@ static void fork_child(void)
     free_list = NULL;
     spare_events = NULL;
     atomic_fetch_add(&generation, 1);
-    atomic_store(&untracked, false);
+    ga_untracked_reset();
 }
 
 const ga_fork_ops_t ga_streams_fork = {&use_lock, &lock, fork_child};

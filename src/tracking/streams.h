@@ -197,11 +197,6 @@ static inline bool ga_fence_implies(const ga_fence_t *later, const ga_fence_t *e
 /* Forget a fence whose context is gone (its events went with it). */
 void ga_fence_drop(ga_fence_t *f);
 
-/* Work was (or may be) enqueued where the tracker cannot see it, for the
- * reason `why` (an unknown entry point handed out, a launch on streams named
- * inside its parameters): every stream is presumed busy from now on. */
-void ga_streams_note_untracked(const char *why);
-bool ga_streams_untracked(void);
 
 extern const ga_fork_ops_t ga_streams_fork;
 

@@ -125,15 +125,15 @@ int main(void)
     ga_fence_release(&rt, &f);
 
     /* an untracked entry point makes every stream presumed busy */
-    CHECK(!ga_streams_untracked());
-    ga_streams_note_untracked("cuSomethingNew");
-    CHECK(ga_streams_untracked() && ga_stream_busy(pt) && !ga_ctx_idle(stub_current));
+    CHECK(!ga_untracked());
+    ga_note_untracked("cuSomethingNew");
+    CHECK(ga_untracked() && ga_stream_busy(pt) && !ga_ctx_idle(stub_current));
 
     /* forgetting: a destroyed stream and a destroyed context */
     ga_stream_forget(s_nb);
     ga_stream_t *again = ga_stream_get(&rt, s_nb, false);
-    CHECK(again && !ga_stream_busy(again) == !ga_streams_untracked());
+    CHECK(again && !ga_stream_busy(again) == !ga_untracked());
     ga_ctx_forget(stub_current);
-    CHECK(ga_ctx_idle(stub_current) == !ga_streams_untracked());
+    CHECK(ga_ctx_idle(stub_current) == !ga_untracked());
     return check_done("test_streams");
 }

@@ -414,7 +414,7 @@ static void prune_outstanding(const ga_rt_t *rt, bool ask)
 static bool order_after_entered(const ga_rt_t *rt, block_t *b)
 {
     __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
-    outstanding_t *o = wait && !ga_streams_untracked() ? calloc(1, sizeof *o) : NULL;
+    outstanding_t *o = wait && !ga_untracked() ? calloc(1, sizeof *o) : NULL;
     if (!o)
         return false;
     CUstream nb[MAX_NONBLOCKING];
