@@ -121,6 +121,8 @@ libs_of() {
         case $l in
             PUBLIC | PRIVATE | INTERFACE | CUDA::cudart | socket) ;;
             CUDA::cuda_driver | '${CUDA_LIB}') out="$out -lcuda" ;;
+            # CMake's CUDA::cusolver brings cuSPARSE, which the samples call too.
+            CUDA::cusolver) out="$out -lcusolver -lcusparse" ;;
             CUDA::*) out="$out -l${l#CUDA::}" ;;
             '${NVJITLINK_LIB}') out="$out -lnvJitLink" ;;
             '${NVVM_LIB}') out="$out -lnvvm" ;;
@@ -180,7 +182,11 @@ for d in $(sample_dirs); do
     args=""
     case " $clibs " in *" OpenMP::"*) flags="${flags:+$flags }-Xcompiler -fopenmp" ;; esac
     case $exe in
-        ptxgen) args="test.ll -arch=compute_90" ;;
+        # What 7_libNVVM's CMake defines for it: where libdevice is.
+        ptxgen)
+            flags='-DLIBNVVM_HOME=@CUDA@/nvvm -DLIBDEVICE_MAJOR_VERSION=1 -DLIBDEVICE_MINOR_VERSION=0'
+            args="test.ll -arch=compute_90"
+            ;;
     esac
     awk -F'\t' -v d="$d/" 'index($1, d) == 1 && $2 == "present" {print $1}' "$work/files" >>"$work/copy"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$exe" "$d" "${srcs:--}" "${libs:--}" "${flags:--}" \

@@ -42,7 +42,7 @@ if [ -n "$missing" ]; then
     fi
 fi
 # The links to this machine's toolkit headers that NVRTC samples read.
-sh "$build" --prep "$S" || fail "tools/build-samples.sh --prep $S"
+sh "$build" --prep "$S" || echo "samples: no links to the toolkit's headers (matrixMul_nvrtc will fail natively)"
 
 # results FILE: the lines that state a result, without timings, sorted (the
 # order of several processes' lines varies).
