@@ -1,36 +1,143 @@
-/* registry.c - the kernel registry: handle -> name and parameter layout.
+/* registry.c - the kernel registry: handle -> name, parameter layout, whether
+ * the driver accepted a launch of it, and the features' per-handle decisions.
  *
- * Owns: a uthash table guarded by `lock`. Records of unloaded kernels are not
- * freed (another thread may still hold a pointer from a lookup); they are
- * moved to a retired list and their handle no longer finds them.
+ * Read on every launch, so reads take no lock: a handle is found through a
+ * one-entry per-thread cache, else an open-addressing map published by atomic
+ * pointer (entries are only added: a record is retired in place, and a later
+ * record for a reused handle takes another entry). Writers (a new handle, an
+ * unload) hold `lock`; growing the map publishes a copy and leaks the old one,
+ * which readers may still be probing (at most twice the final size, in all).
+ * Records are never freed: a thread may hold one from a lookup.
+ * Owns: the map, every record, the retire generation.
  * Must never: call the driver while holding `lock`. */
 #define _GNU_SOURCE
 #include "tracking/registry.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uthash.h>
 
 #include "core/log.h"
 
+enum { UNRESOLVED, RESOLVING, RESOLVED };
+
 typedef struct record {
     ga_kernel_t k;
-    UT_hash_handle hh;
-    struct record *retired_next;
+    _Atomic int state;     /* the fields of k beyond handle are set once: RESOLVED */
+    _Atomic bool launched; /* the driver accepted a launch since the last unload */
+    _Atomic bool retired;  /* its module or library was unloaded */
+    _Atomic(void *) decision[GA_KERNEL_SLOTS];
+    struct record *next_all; /* guarded by lock: every record ever made */
 } record_t;
 
-/* Handles the driver has accepted a launch of. */
-typedef struct launched {
-    const void *f;
-    UT_hash_handle hh;
-} launched_t;
+typedef struct entry {
+    _Atomic(const void *) key;
+    _Atomic(record_t *) rec;
+} entry_t;
+
+typedef struct map {
+    size_t cap; /* a power of two */
+    entry_t e[];
+} map_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static record_t *table;   /* guarded by lock */
-static launched_t *launched; /* guarded by lock */
-static record_t *retired; /* guarded by lock */
+static _Atomic(map_t *) map;     /* written under lock, read without */
+static size_t used;              /* guarded by lock: entries taken in map */
+static record_t *all;            /* guarded by lock */
+static _Atomic unsigned retire_gen; /* moves when records retire: per-thread caches drop */
+static _Atomic int slots_taken;
 static char unknown_name[] = "?";
+
+/* The last handle this thread found. */
+static __thread struct {
+    const void *f;
+    record_t *r;
+    unsigned gen;
+} last __attribute__((tls_model("initial-exec")));
+
+static size_t slot_of(const map_t *m, const void *f)
+{
+    /* Multiplicative hash: handles are aligned, their low bits all zero. */
+    return (size_t)(((uintptr_t)f * 0x9E3779B97F4A7C15ull) >> 32) & (m->cap - 1);
+}
+
+static record_t *find(const void *f)
+{
+    unsigned gen = atomic_load_explicit(&retire_gen, memory_order_acquire);
+    if (last.f == f && last.gen == gen && last.r)
+        return last.r;
+    map_t *m = atomic_load_explicit(&map, memory_order_acquire);
+    for (size_t i = m ? slot_of(m, f) : 0; m; i = (i + 1) & (m->cap - 1)) {
+        const void *k = atomic_load_explicit(&m->e[i].key, memory_order_acquire);
+        if (!k)
+            return NULL;
+        record_t *r = k == f ? atomic_load_explicit(&m->e[i].rec, memory_order_acquire) : NULL;
+        if (r && !atomic_load_explicit(&r->retired, memory_order_acquire)) {
+            last.f = f, last.r = r, last.gen = gen;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Into m, which has room (under lock). The record goes in before its key:
+ * a reader that sees the key sees the record. */
+static void put_locked(map_t *m, record_t *r)
+{
+    size_t i = slot_of(m, r->k.handle);
+    while (atomic_load_explicit(&m->e[i].key, memory_order_relaxed))
+        i = (i + 1) & (m->cap - 1);
+    atomic_store_explicit(&m->e[i].rec, r, memory_order_release);
+    atomic_store_explicit(&m->e[i].key, r->k.handle, memory_order_release);
+}
+
+/* Room for one more: a map twice the size, holding the live records. */
+static bool reserve_locked(void)
+{
+    map_t *m = atomic_load_explicit(&map, memory_order_relaxed);
+    if (m && 2 * (used + 1) <= m->cap)
+        return true;
+    size_t cap = m ? 2 * m->cap : 64;
+    map_t *bigger = calloc(1, sizeof *bigger + cap * sizeof bigger->e[0]);
+    if (!bigger)
+        return false;
+    bigger->cap = cap;
+    used = 0;
+    for (record_t *r = all; r; r = r->next_all)
+        if (!atomic_load_explicit(&r->retired, memory_order_relaxed))
+            put_locked(bigger, r), used++;
+    atomic_store_explicit(&map, bigger, memory_order_release); /* the old one stays readable */
+    return true;
+}
+
+/* The record of f, made (unresolved) if there is none. */
+static record_t *find_or_add(const void *f)
+{
+    record_t *r = find(f);
+    if (r)
+        return r;
+    record_t *fresh = calloc(1, sizeof *fresh);
+    if (!fresh)
+        return NULL;
+    fresh->k.handle = f;
+    pthread_mutex_lock(&lock);
+    r = find(f);
+    if (!r && reserve_locked()) {
+        fresh->next_all = all;
+        all = fresh;
+        put_locked(atomic_load_explicit(&map, memory_order_relaxed), fresh);
+        used++;
+        r = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    free(fresh);
+    return r;
+}
+
+/* ---- resolving a handle (driver calls, no lock) ------------------------------- */
 
 static CUresult func_param(const ga_rt_t *rt, const void *h, size_t i, size_t *o, size_t *s)
 {
@@ -105,81 +212,86 @@ static void resolve(const ga_rt_t *rt, ga_kernel_t *k)
 
 const ga_kernel_t *ga_kernel_info(const ga_rt_t *rt, CUfunction f)
 {
-    record_t *r;
-    pthread_mutex_lock(&lock);
-    HASH_FIND_PTR(table, &f, r);
-    pthread_mutex_unlock(&lock);
-    if (r)
-        return &r->k;
-
-    record_t *fresh = calloc(1, sizeof *fresh);
-    if (!fresh)
+    record_t *r = find_or_add(f);
+    if (!r)
         return NULL;
-    fresh->k.handle = f;
-    resolve(rt, &fresh->k); /* outside the lock: it calls the driver */
-
-    pthread_mutex_lock(&lock);
-    HASH_FIND_PTR(table, &f, r);
-    if (!r) {
-        HASH_ADD_PTR(table, k.handle, fresh);
-        r = fresh;
-        fresh = NULL;
+    int s = atomic_load_explicit(&r->state, memory_order_acquire);
+    if (s == RESOLVED)
+        return &r->k;
+    int expected = UNRESOLVED;
+    if (atomic_compare_exchange_strong(&r->state, &expected, RESOLVING)) {
+        resolve(rt, &r->k);
+        atomic_store_explicit(&r->state, RESOLVED, memory_order_release);
+        ga_debug("kernel %p: %s, %u parameters", (const void *)f, r->k.name, r->k.nparams);
     }
-    pthread_mutex_unlock(&lock);
-    if (fresh) { /* another thread resolved it first */
-        if (fresh->k.name != unknown_name)
-            free(fresh->k.name);
-        free(fresh->k.offset);
-        free(fresh->k.size);
-        free(fresh);
-    }
-    ga_debug("kernel %p: %s, %u parameters", (const void *)f, r->k.name, r->k.nparams);
+    while (atomic_load_explicit(&r->state, memory_order_acquire) != RESOLVED)
+        sched_yield(); /* another thread is asking the driver: a few calls */
     return &r->k;
 }
 
 void ga_kernel_note_launched(CUfunction f)
 {
-    launched_t *l;
-    pthread_mutex_lock(&lock);
-    HASH_FIND_PTR(launched, &f, l);
-    if (!l && (l = calloc(1, sizeof *l))) {
-        l->f = f;
-        HASH_ADD_PTR(launched, f, l);
-    }
-    pthread_mutex_unlock(&lock);
+    record_t *r = find(f);
+    if (r && atomic_load_explicit(&r->launched, memory_order_relaxed))
+        return; /* the common case: no write */
+    if ((r = r ? r : find_or_add(f)))
+        atomic_store_explicit(&r->launched, true, memory_order_release);
 }
 
 bool ga_kernel_was_launched(CUfunction f)
 {
-    launched_t *l;
-    pthread_mutex_lock(&lock);
-    HASH_FIND_PTR(launched, &f, l);
-    pthread_mutex_unlock(&lock);
-    return l != NULL;
+    record_t *r = find(f);
+    return r && atomic_load_explicit(&r->launched, memory_order_acquire);
 }
+
+/* ---- the features' decisions ---------------------------------------------------- */
+
+int ga_kernel_slot_new(void)
+{
+    int s = atomic_fetch_add(&slots_taken, 1);
+    return s < GA_KERNEL_SLOTS ? s : -1;
+}
+
+void *ga_kernel_decision(CUfunction f, int slot)
+{
+    record_t *r = slot >= 0 ? find(f) : NULL;
+    return r ? atomic_load_explicit(&r->decision[slot], memory_order_acquire) : NULL;
+}
+
+void *ga_kernel_decide(CUfunction f, int slot, void *d)
+{
+    record_t *r = slot >= 0 ? find_or_add(f) : NULL;
+    if (!r)
+        return NULL;
+    void *expected = NULL;
+    if (atomic_compare_exchange_strong(&r->decision[slot], &expected, d))
+        return d;
+    return expected; /* another thread decided first */
+}
+
+/* ---- unloading ---------------------------------------------------------------- */
 
 void ga_registry_forget_owner(const void *owner)
 {
-    record_t *r, *tmp;
     pthread_mutex_lock(&lock);
-    HASH_ITER(hh, table, r, tmp)
-        if (r->k.owner == owner) {
-            HASH_DEL(table, r);
-            r->retired_next = retired;
-            retired = r;
-        }
-    launched_t *l, *ltmp;
-    HASH_ITER(hh, launched, l, ltmp) { /* their handles may be reused: launch them anew */
-        HASH_DEL(launched, l);
-        free(l);
+    for (record_t *r = all; r; r = r->next_all) {
+        if (r->k.owner == owner && atomic_load_explicit(&r->state, memory_order_acquire) ==
+                                       RESOLVED)
+            atomic_store_explicit(&r->retired, true, memory_order_release);
+        /* Handles may be reused after an unload: launched anew before asked about. */
+        atomic_store_explicit(&r->launched, false, memory_order_release);
     }
+    atomic_fetch_add_explicit(&retire_gen, 1, memory_order_acq_rel);
     pthread_mutex_unlock(&lock);
 }
 
 unsigned ga_registry_count(void)
 {
+    unsigned n = 0;
     pthread_mutex_lock(&lock);
-    unsigned n = HASH_COUNT(table);
+    for (record_t *r = all; r; r = r->next_all)
+        n += !atomic_load_explicit(&r->retired, memory_order_relaxed) &&
+             atomic_load_explicit(&r->state, memory_order_relaxed) == RESOLVED;
     pthread_mutex_unlock(&lock);
     return n;
 }
@@ -187,9 +299,10 @@ unsigned ga_registry_count(void)
 static void fork_child(void)
 {
     /* Modules do not survive into a child: start empty (records leaked). */
-    table = NULL;
-    retired = NULL;
-    launched = NULL;
+    atomic_store(&map, NULL);
+    all = NULL;
+    used = 0;
+    atomic_fetch_add(&retire_gen, 1);
 }
 
 const ga_fork_ops_t ga_registry_fork = {NULL, &lock, fork_child};

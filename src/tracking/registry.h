@@ -5,7 +5,8 @@
  * a CUfunction; modules (CuPy, cudarc, numba) pass a real CUfunction. Both are
  * resolved on first use and cached by handle until their module or library is
  * unloaded. Only ask about handles the driver has already launched successfully:
- * the driver is not required to survive a garbage handle. */
+ * the driver is not required to survive a garbage handle. Lookups take no lock
+ * (they are on every launch of the features that read kernels). */
 #ifndef GA_REGISTRY_H
 #define GA_REGISTRY_H
 
@@ -30,6 +31,17 @@ const ga_kernel_t *ga_kernel_info(const ga_rt_t *rt, CUfunction f);
  * be asked about. was_launched tells whether it has been. */
 void ga_kernel_note_launched(CUfunction f);
 bool ga_kernel_was_launched(CUfunction f);
+
+/* Per-handle decisions of the features (swap: the replacement; tune: the
+ * rules for the kernel), read without a lock on every launch. A feature takes
+ * a slot at init; a decision, once made for a handle, stays until its module
+ * or library is unloaded (a reused handle starts with none). */
+enum { GA_KERNEL_SLOTS = 4 };
+int ga_kernel_slot_new(void); /* -1 when none is left */
+void *ga_kernel_decision(CUfunction f, int slot);
+/* Record d for f unless a decision is there already; returns the one that
+ * stands (d, or the earlier one: the caller then drops its own). */
+void *ga_kernel_decide(CUfunction f, int slot, void *d);
 
 /* A module or library is being unloaded: forget its kernels. */
 void ga_registry_forget_owner(const void *owner);

@@ -108,6 +108,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static topo_t *topos;       /* guarded by lock */
 static start_t *starts;     /* guarded by lock */
+/* A filter over the first launches of candidates (set when one is indexed,
+ * never cleared but in a fork child): a launch whose bit is clear starts no
+ * candidate, so when nothing is held it goes to the driver without the lock. */
+enum { FILTER_BITS = 1 << 12 };
+static _Atomic uint64_t start_filter[FILTER_BITS / 64];
 static unsigned n_built;    /* guarded by lock */
 static held_t held;         /* guarded by lock */
 static uint64_t use_clock;  /* guarded by lock */
@@ -176,6 +181,25 @@ static node_key_t key_of(CUfunction f, const unsigned g[3], const unsigned b[3],
     return k;
 }
 
+static unsigned filter_bit(const node_key_t *k)
+{
+    uint64_t h = (uint64_t)(uintptr_t)k->f * 0x9E3779B97F4A7C15ull;
+    h ^= (k->grid[0] * 0xC2B2AE3D27D4EB4Full) + k->block[0] + ((uint64_t)k->shmem << 32);
+    return (unsigned)((h * 0x9E3779B97F4A7C15ull) >> 52) % FILTER_BITS;
+}
+
+static void filter_add(const node_key_t *k)
+{
+    unsigned b = filter_bit(k);
+    atomic_fetch_or_explicit(&start_filter[b / 64], 1ull << (b % 64), memory_order_release);
+}
+
+static bool filter_maybe(const node_key_t *k)
+{
+    unsigned b = filter_bit(k);
+    return (atomic_load_explicit(&start_filter[b / 64], memory_order_acquire) >> (b % 64)) & 1;
+}
+
 /* ---- learning ------------------------------------------------------------------ */
 
 static bool better(const topo_t *a, const topo_t *b)
@@ -193,6 +217,7 @@ static void index_locked(const ga_rt_t *rt, topo_t *t)
         if (!st && (st = calloc(1, sizeof *st))) {
             st->key = t->nodes[0];
             HASH_ADD(hh, starts, key, sizeof st->key, st);
+            filter_add(&st->key);
         }
         if (st && better(t, st->best))
             st->best = t;
@@ -626,6 +651,9 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
         ga_graphs_flush(rt);
         return GA_GRAPH_LAUNCH;
     }
+    /* Nothing held and no candidate starts here: the common launch, no lock. */
+    if (!atomic_load_explicit(&ga_graphs_held, memory_order_acquire) && !filter_maybe(&k))
+        return GA_GRAPH_LAUNCH;
     CUcontext ctx = ga_current_ctx(rt);
     pthread_mutex_lock(&lock);
     if (held.topo && (held.stream != s || held.ctx != ctx))
@@ -806,6 +834,8 @@ static void fork_child(void)
     pthread_cond_init(&wake, NULL);
     topos = NULL;
     starts = NULL;
+    for (unsigned i = 0; i < FILTER_BITS / 64; i++)
+        atomic_store(&start_filter[i], 0);
     n_built = 0;
     memset(&held, 0, sizeof held);
     watchdog_started = false;

@@ -54,12 +54,12 @@ typedef struct rule {
     UT_hash_handle hh;
 } rule_t;
 
+/* What to launch for one original handle: kept in the registry's slot for
+ * the handle (read without a lock on every launch). */
 typedef struct decision {
     const void *handle;   /* the original, as the program launches it */
-    bool decided;
-    bool any_grid;        /* written before replacement is published */
+    bool any_grid;        /* written before the decision is published */
     _Atomic(CUkernel) replacement; /* NULL: launch the original */
-    UT_hash_handle hh;
 } decision_t;
 
 enum { MAX_SOURCES = 2 };
@@ -68,7 +68,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static source_t sources[MAX_SOURCES]; /* guarded by lock */
 static int n_sources;                 /* guarded by lock */
 static rule_t *rules;                 /* guarded by lock */
-static decision_t *decisions;         /* guarded by lock */
+static int slot = -1;                 /* the registry's decision slot: set at init */
 static _Atomic uint64_t swapped, abi_mismatch, denied, failed_launch;
 
 /* ---- the table ----------------------------------------------------------------- */
@@ -166,6 +166,8 @@ static void load_extra(const char *spec)
 
 void ga_swap_init(const ga_rt_t *rt)
 {
+    if (slot < 0)
+        slot = ga_kernel_slot_new();
     pthread_mutex_lock(&lock);
     if (ga_kernels_fatbin_size) {
         sources[0].image = ga_kernels_fatbin;
@@ -281,34 +283,24 @@ static void choose_config(const ga_rt_t *rt, CUkernel k, unsigned shmem, unsigne
     block[0] = 256, block[1] = 1, block[2] = 1;
 }
 
-static decision_t *decision_of(CUfunction f, bool create)
-{
-    decision_t *d;
-    HASH_FIND_PTR(decisions, &f, d);
-    if (!d && create && (d = calloc(1, sizeof *d))) {
-        d->handle = f;
-        HASH_ADD_PTR(decisions, handle, d);
-    }
-    return d;
-}
-
 bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned block[3],
                     unsigned shmem)
 {
-    /* Asked about only once the driver has accepted the original (registry.h),
-     * and by one thread only. */
+    /* Asked about only once the driver has accepted the original (registry.h). */
     if (!ga_kernel_was_launched(*f))
         return false;
-    pthread_mutex_lock(&lock);
-    decision_t *d = decision_of(*f, true);
-    bool ask = d && !d->decided;
-    if (ask)
-        d->decided = true;
-    pthread_mutex_unlock(&lock);
-    if (!d)
-        return false;
-    if (ask)
-        decide(rt, d);
+    decision_t *d = ga_kernel_decision(*f, slot);
+    if (!d) { /* first sight: decide (two threads may both: the first to record wins) */
+        decision_t *mine = calloc(1, sizeof *mine);
+        if (!mine)
+            return false;
+        mine->handle = *f;
+        decide(rt, mine);
+        if ((d = ga_kernel_decide(*f, slot, mine)) != mine)
+            free(mine);
+        if (!d)
+            return false;
+    }
     CUkernel k = atomic_load_explicit(&d->replacement, memory_order_acquire);
     if (!k)
         return false;
@@ -327,26 +319,11 @@ void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, 
         atomic_fetch_add_explicit(&swapped, 1, memory_order_relaxed);
         return;
     }
-    pthread_mutex_lock(&lock);
-    decision_t *d = decision_of(original, false);
+    decision_t *d = ga_kernel_decision(original, slot);
     if (d) /* never again: the original runs */
         atomic_store(&d->replacement, NULL);
-    pthread_mutex_unlock(&lock);
     atomic_fetch_add(&failed_launch, 1);
     ga_warn("kernels: a replacement failed to launch (%d); the original runs instead", (int)r);
-}
-
-void ga_swap_unload(void)
-{
-    pthread_mutex_lock(&lock);
-    decision_t *d, *tmp;
-    HASH_ITER(hh, decisions, d, tmp) { /* handles may be reused after an unload */
-        HASH_DEL(decisions, d);
-        /* Not freed: another thread may still be launching with it. A retired
-         * decision launches nothing new: its replacement is cleared. */
-        atomic_store(&d->replacement, NULL);
-    }
-    pthread_mutex_unlock(&lock);
 }
 
 static void swap_report(void)
@@ -361,8 +338,8 @@ static void swap_report(void)
 
 static void fork_child(void)
 {
-    /* Loaded libraries belong to the parent's CUDA: decide again, load again. */
-    decisions = NULL;
+    /* Loaded libraries belong to the parent's CUDA: load again (the registry
+     * forgets the decisions). */
     for (int i = 0; i < n_sources; i++)
         sources[i].loaded = sources[i].failed = false, sources[i].lib = NULL;
     atomic_store(&swapped, 0);
@@ -386,12 +363,6 @@ static void swap_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r
         ga_swap_launched(rt, l->original, l->rewritten_by == &ga_feature_swap, l->rewrite_result);
 }
 
-static void swap_unload(const ga_rt_t *rt)
-{
-    (void)rt;
-    ga_swap_unload();
-}
-
 GA_SWITCH(kernels)
 
 const ga_feature_t ga_feature_swap = {
@@ -408,5 +379,4 @@ const ga_feature_t ga_feature_swap = {
     .fork = &fork_ops,
     .rewrite = swap_rewrite,
     .launch_done = swap_launch_done,
-    .unload = swap_unload,
 };

@@ -25,6 +25,5 @@ typedef void (*ga_swap_rule_fn)(void *arg, const char *original, const char *rep
 int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
                         ga_swap_rule_fn add, void *arg);
 
-void ga_swap_unload(void);
 
 #endif

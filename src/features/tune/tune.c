@@ -165,17 +165,19 @@ typedef struct kernel_rules {
     UT_hash_handle hh;
 } kernel_rules_t;
 
+/* What the table holds for one handle: kept in the registry's slot for the
+ * handle (read without a lock on every launch). */
 typedef struct handle {
     const void *f;
-    bool resolved;
-    kernel_rules_t *k; /* NULL: not in the table */
-    int max_threads;   /* the kernel's own limit */
-    UT_hash_handle hh;
+    const kernel_rules_t *k; /* NULL: not in the table */
+    int max_threads;         /* the kernel's own limit */
 } handle_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static kernel_rules_t *table; /* guarded by lock */
-static handle_t *handles;     /* guarded by lock */
+/* Built at init, before the runtime is published; read-only after, so read
+ * without the lock. */
+static kernel_rules_t *table;
+static int slot = -1; /* the registry's decision slot */
 static _Atomic uint64_t rewritten, over_limit;
 
 static void add_rule(void *arg, const ga_tune_entry_t *e)
@@ -202,6 +204,8 @@ static void add_rule(void *arg, const ga_tune_entry_t *e)
 
 void ga_tune_init(const ga_rt_t *rt)
 {
+    if (slot < 0)
+        slot = ga_kernel_slot_new();
     const char *path = rt->cfg.tune_table;
     if (!path || !*path) {
         ga_info("tune: GPUACCEL_TUNE=1 but no GPUACCEL_TUNE_TABLE: nothing to rewrite");
@@ -277,15 +281,27 @@ static void resolve(const ga_rt_t *rt, handle_t *h)
     const ga_kernel_t *k = ga_kernel_info(rt, (CUfunction)h->f);
     if (!k)
         return;
-    pthread_mutex_lock(&lock);
     kernel_rules_t *kr;
     HASH_FIND_STR(table, k->name, kr);
-    pthread_mutex_unlock(&lock);
-    int limit = kr ? thread_limit(rt, k) : 0;
-    pthread_mutex_lock(&lock);
     h->k = kr;
-    h->max_threads = limit;
-    pthread_mutex_unlock(&lock);
+    h->max_threads = kr ? thread_limit(rt, k) : 0;
+}
+
+/* The handle's rules: decided once (two threads may both: the first to
+ * record wins). */
+static const handle_t *rules_of(const ga_rt_t *rt, CUfunction f)
+{
+    handle_t *h = ga_kernel_decision(f, slot);
+    if (h)
+        return h;
+    handle_t *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        return NULL;
+    mine->f = f;
+    resolve(rt, mine);
+    if ((h = ga_kernel_decide(f, slot, mine)) != mine)
+        free(mine);
+    return h;
 }
 
 bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned block[3],
@@ -294,36 +310,19 @@ bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned 
     /* Asked about only after the driver accepted one launch (registry.h). */
     if (!table || !ga_kernel_was_launched(f))
         return false;
-    pthread_mutex_lock(&lock);
-    handle_t *h;
-    HASH_FIND_PTR(handles, &f, h);
-    if (!h && (h = calloc(1, sizeof *h))) {
-        h->f = f;
-        HASH_ADD_PTR(handles, f, h);
-    }
-    bool ask = h && !h->resolved;
-    if (ask)
-        h->resolved = true;
-    pthread_mutex_unlock(&lock);
-    if (!h)
+    const handle_t *h = rules_of(rt, f);
+    if (!h || !h->k)
         return false;
-    if (ask)
-        resolve(rt, h);
     int cc = current_cc(rt);
-    pthread_mutex_lock(&lock);
-    int limit = h->max_threads;
     const ga_tune_entry_t *hit = NULL;
-    for (rule_t *r = h->k ? h->k->rules : NULL; r && !hit; r = r->next)
+    for (rule_t *r = h->k->rules; r && !hit; r = r->next)
         if ((!r->e.cc || r->e.cc == cc) && !memcmp(r->e.grid, grid, sizeof r->e.grid) &&
             !memcmp(r->e.block, block, sizeof r->e.block) && r->e.shmem == shmem)
             hit = &r->e; /* entries for another device are ignored */
-    ga_tune_entry_t e;
-    if (hit)
-        e = *hit;
-    pthread_mutex_unlock(&lock);
     if (!hit)
         return false;
-    if ((int)(e.new_block[0] * e.new_block[1] * e.new_block[2]) > limit) {
+    const ga_tune_entry_t e = *hit;
+    if ((int)(e.new_block[0] * e.new_block[1] * e.new_block[2]) > h->max_threads) {
         atomic_fetch_add(&over_limit, 1);
         return false; /* past the kernel's __launch_bounds__: never */
     }
@@ -331,17 +330,6 @@ bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned 
     memcpy(block, e.new_block, sizeof e.new_block);
     atomic_fetch_add_explicit(&rewritten, 1, memory_order_relaxed);
     return true;
-}
-
-void ga_tune_unload(void)
-{
-    pthread_mutex_lock(&lock);
-    handle_t *h, *tmp;
-    HASH_ITER(hh, handles, h, tmp) { /* handles may be reused after an unload */
-        HASH_DEL(handles, h);
-        h->k = NULL; /* not freed: another thread may be reading it */
-    }
-    pthread_mutex_unlock(&lock);
 }
 
 static void tune_report(void)
@@ -354,7 +342,8 @@ static void tune_report(void)
 
 static void fork_child(void)
 {
-    handles = NULL; /* the table stays: it is plain text, not CUDA state */
+    /* The table stays: it is plain text, not CUDA state; the registry forgets
+     * the decisions. */
     atomic_store(&rewritten, 0);
 }
 
@@ -365,12 +354,6 @@ static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
 static bool tune_rewrite(const ga_rt_t *rt, ga_launch_t *l)
 {
     return ga_tune_choose(rt, l->f, l->grid, l->block, l->shmem);
-}
-
-static void tune_unload(const ga_rt_t *rt)
-{
-    (void)rt;
-    ga_tune_unload();
 }
 
 GA_SWITCH(tune)
@@ -387,5 +370,4 @@ const ga_feature_t ga_feature_tune = {
     .report = tune_report,
     .fork = &fork_ops,
     .rewrite = tune_rewrite,
-    .unload = tune_unload,
 };

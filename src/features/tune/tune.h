@@ -40,6 +40,5 @@ void ga_tune_init(const ga_rt_t *rt);
 bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned block[3],
                     unsigned shmem);
 
-void ga_tune_unload(void);
 
 #endif
