@@ -65,15 +65,6 @@ static __thread struct {
     ga_stream_t *st;
 } cache __attribute__((tls_model("initial-exec")));
 
-CUcontext ga_current_ctx(const ga_rt_t *rt)
-{
-    CUcontext ctx = NULL;
-    __typeof__(&cuCtxGetCurrent) get = GA_REAL(rt, GA_ID_cuCtxGetCurrent, cuCtxGetCurrent);
-    if (!get || get(&ctx) != CUDA_SUCCESS)
-        return NULL;
-    return ctx;
-}
-
 /* The key for a stream handle as the program passed it. */
 static bool make_key(const ga_rt_t *rt, CUstream h, bool per_thread, stream_key_t *k,
                      CUcontext *ctx)
@@ -399,12 +390,9 @@ bool ga_stream_outlive(const ga_rt_t *rt, CUstream h)
      * the next fence covers that work instead of being empty. */
     __typeof__(&cuEventRecord) rec = GA_REAL(rt, GA_ID_cuEventRecord, cuEventRecord);
     __typeof__(&cuStreamWaitEvent) wait = GA_REAL(rt, GA_ID_cuStreamWaitEvent, cuStreamWaitEvent);
-    __typeof__(&cuCtxPushCurrent_v2) push =
-        GA_REAL(rt, GA_ID_cuCtxPushCurrent_v2, cuCtxPushCurrent_v2);
-    __typeof__(&cuCtxPopCurrent_v2) pop = GA_REAL(rt, GA_ID_cuCtxPopCurrent_v2, cuCtxPopCurrent_v2);
-    CUcontext ctx = st->ctx, cur = ga_current_ctx(rt);
-    bool pushed = ctx && cur != ctx && push && pop && push(ctx) == CUDA_SUCCESS;
-    if (ctx && (cur == ctx || pushed)) {
+    CUcontext ctx = st->ctx;
+    ga_ctx_scope_t scope;
+    if (ctx && ga_ctx_enter(rt, ctx, &scope)) {
         CUevent ev = event_get(rt, ctx);
         bool waits = ev && rec && wait && rec(ev, h) == CUDA_SUCCESS &&
                      wait(CU_STREAM_LEGACY, ev, 0) == CUDA_SUCCESS;
@@ -412,10 +400,7 @@ bool ga_stream_outlive(const ga_rt_t *rt, CUstream h)
             ga_stream_note_work(rt, CU_STREAM_LEGACY, false);
         if (ev)
             event_put(ctx, ev); /* the wait is bound when enqueued: the event may be reused */
-    }
-    if (pushed) {
-        CUcontext dummy;
-        pop(&dummy);
+        ga_ctx_leave(rt, &scope);
     }
     ga_own_calls_leave();
     return true;

@@ -15,6 +15,7 @@
 
 #include "core/fault.h"
 #include "tracking/capture.h"
+#include "tracking/device.h"
 #include "core/runtime.h"
 
 extern _Atomic uint64_t ga_epoch;
@@ -138,7 +139,6 @@ void ga_stream_forget(CUstream h);
 void ga_stream_bury(CUstream h);
 void ga_ctx_forget(CUcontext ctx);
 
-CUcontext ga_current_ctx(const ga_rt_t *rt);
 
 
 /* True while the library must not answer a call itself: under stream capture

@@ -355,27 +355,6 @@ static void free_held_buffers(unsigned n)
     atomic_store_explicit(&ga_graphs_held, false, memory_order_release);
 }
 
-/* Run `fn` with the held launches' context current (a flush may come from a
- * thread with another context, or none). */
-static bool push_ctx(const ga_rt_t *rt, CUcontext want, bool *pushed)
-{
-    *pushed = false;
-    if (ga_current_ctx(rt) == want)
-        return true;
-    __typeof__(&cuCtxPushCurrent_v2) push =
-        GA_REAL(rt, GA_ID_cuCtxPushCurrent_v2, cuCtxPushCurrent_v2);
-    *pushed = push && push(want) == CUDA_SUCCESS;
-    return *pushed;
-}
-
-static void pop_ctx(const ga_rt_t *rt, bool pushed)
-{
-    __typeof__(&cuCtxPopCurrent_v2) pop = GA_REAL(rt, GA_ID_cuCtxPopCurrent_v2, cuCtxPopCurrent_v2);
-    CUcontext dummy;
-    if (pushed && pop)
-        pop(&dummy);
-}
-
 /* Held launches counted as work on their stream when they were held; they
  * count again now that they really are enqueued, so a fence that completed in
  * between (and declared the stream idle) does not outlast them, and windows
@@ -392,8 +371,8 @@ static void issue_held_locked(const ga_rt_t *rt)
         return;
     ga_id_t id = held.per_thread_entry ? GA_ID_cuLaunchKernel_ptsz : GA_ID_cuLaunchKernel;
     __typeof__(&cuLaunchKernel) launch = GA_REAL(rt, id, cuLaunchKernel);
-    bool pushed;
-    if (push_ctx(rt, held.ctx, &pushed)) {
+    ga_ctx_scope_t scope; /* a flush may come from a thread with another context, or none */
+    if (ga_ctx_enter(rt, held.ctx, &scope)) {
         for (unsigned i = 0; i < held.count && launch; i++) {
             const node_key_t *k = &held.topo->nodes[i];
             CUresult r = launch((CUfunction)k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0],
@@ -406,7 +385,7 @@ static void issue_held_locked(const ga_rt_t *rt)
         ga_error("graphs: cannot make the context of held launches current; %u launches lost",
                  held.count);
     }
-    pop_ctx(rt, pushed);
+    ga_ctx_leave(rt, &scope);
     free_held_buffers(held.topo->n);
 }
 
@@ -567,8 +546,8 @@ static void judge_timing_locked(const ga_rt_t *rt, topo_t *t)
 static CUresult replay_entered_locked(const ga_rt_t *rt)
 {
     topo_t *t = held.topo;
-    bool pushed;
-    if (!push_ctx(rt, held.ctx, &pushed)) {
+    ga_ctx_scope_t scope;
+    if (!ga_ctx_enter(rt, held.ctx, &scope)) {
         fallback_locked(rt, &fallback_flush);
         return CUDA_SUCCESS;
     }
@@ -584,7 +563,7 @@ static CUresult replay_entered_locked(const ga_rt_t *rt)
         if (timed && ok)
             time_replay_locked(rt, t, 1);
     }
-    pop_ctx(rt, pushed);
+    ga_ctx_leave(rt, &scope);
     if (!ok) { /* never again for this one; the program's launches go as they were */
         kill_locked(rt, t);
         ga_debug("graphs: building or launching a %u-kernel graph failed", t->n);

@@ -29,6 +29,7 @@
 
 #include "core/log.h"
 #include "features/feature.h"
+#include "tracking/device.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
 #include "core/textfile.h"
@@ -268,16 +269,10 @@ static void choose_config(const ga_rt_t *rt, CUkernel k, unsigned shmem, unsigne
     __typeof__(&cuOccupancyMaxActiveBlocksPerMultiprocessor) occ =
         GA_REAL(rt, GA_ID_cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 cuOccupancyMaxActiveBlocksPerMultiprocessor);
-    __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-    __typeof__(&cuDeviceGetAttribute) attr =
-        GA_REAL(rt, GA_ID_cuDeviceGetAttribute, cuDeviceGetAttribute);
     CUfunction f;
-    CUdevice d;
-    int per_sm = 0, sms = 0;
-    if (!kf || !occ || !dev || !attr || kf(&f, k) != CUDA_SUCCESS ||
-        occ(&per_sm, f, 256, shmem) != CUDA_SUCCESS || dev(&d) != CUDA_SUCCESS ||
-        attr(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d) != CUDA_SUCCESS ||
-        per_sm <= 0 || sms <= 0)
+    int per_sm = 0, sms = ga_device_attr(rt, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    if (!kf || !occ || kf(&f, k) != CUDA_SUCCESS ||
+        occ(&per_sm, f, 256, shmem) != CUDA_SUCCESS || per_sm <= 0 || sms <= 0)
         return; /* keep the program's configuration: correct for grid-stride too */
     grid[0] = (unsigned)(per_sm * sms), grid[1] = 1, grid[2] = 1;
     block[0] = 256, block[1] = 1, block[2] = 1;

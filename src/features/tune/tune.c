@@ -24,6 +24,7 @@
 
 #include "core/log.h"
 #include "features/feature.h"
+#include "tracking/device.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
 #include "core/textfile.h"
@@ -227,53 +228,11 @@ void ga_tune_init(const ga_rt_t *rt)
 
 /* ---- at launch ------------------------------------------------------------------ */
 
-/* The device's compute capability (10*major+minor), 0 if unknown. */
-static int query_cc(const ga_rt_t *rt)
-{
-    __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-    __typeof__(&cuDeviceGetAttribute) attr =
-        GA_REAL(rt, GA_ID_cuDeviceGetAttribute, cuDeviceGetAttribute);
-    CUdevice d;
-    int major = 0, minor = 0;
-    if (!dev || !attr || dev(&d) != CUDA_SUCCESS ||
-        attr(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) != CUDA_SUCCESS ||
-        attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) != CUDA_SUCCESS)
-        return 0;
-    return major * 10 + minor;
-}
-
-/* The same for the current context, remembered per thread for its last one. */
-static int current_cc(const ga_rt_t *rt)
-{
-    static __thread CUcontext last_ctx;
-    static __thread int last_cc;
-    CUcontext ctx = ga_current_ctx(rt);
-    if (ctx != last_ctx || !last_cc) {
-        last_cc = query_cc(rt);
-        last_ctx = ctx;
-    }
-    return last_cc;
-}
-
 /* The most threads a block of this kernel may have (its __launch_bounds__). */
 static int thread_limit(const ga_rt_t *rt, const ga_kernel_t *k)
 {
-    int v = 0;
-    if (k->is_library) {
-        __typeof__(&cuKernelGetAttribute) get =
-            GA_REAL(rt, GA_ID_cuKernelGetAttribute, cuKernelGetAttribute);
-        __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-        CUdevice d;
-        if (get && dev && dev(&d) == CUDA_SUCCESS &&
-            get(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUkernel)k->handle, d) == CUDA_SUCCESS)
-            return v;
-        return 0;
-    }
-    __typeof__(&cuFuncGetAttribute) get = GA_REAL(rt, GA_ID_cuFuncGetAttribute, cuFuncGetAttribute);
-    if (get && get(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)k->handle) ==
-                   CUDA_SUCCESS)
-        return v;
-    return 0;
+    int v = ga_kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    return v > 0 ? v : 0;
 }
 
 static void resolve(const ga_rt_t *rt, handle_t *h)
@@ -313,7 +272,7 @@ bool ga_tune_choose(const ga_rt_t *rt, CUfunction f, unsigned grid[3], unsigned 
     const handle_t *h = rules_of(rt, f);
     if (!h || !h->k)
         return false;
-    int cc = current_cc(rt);
+    int cc = ga_device_cc(rt);
     const ga_tune_entry_t *hit = NULL;
     for (rule_t *r = h->k->rules; r && !hit; r = r->next)
         if ((!r->e.cc || r->e.cc == cc) && !memcmp(r->e.grid, grid, sizeof r->e.grid) &&

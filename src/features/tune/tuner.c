@@ -46,6 +46,7 @@
 
 #include "core/log.h"
 #include "features/feature.h"
+#include "tracking/device.h"
 #include "tracking/registry.h"
 #include "core/stats.h"
 #include "tracking/streams.h"
@@ -285,23 +286,6 @@ static bool one_d(const unsigned g[3], const unsigned b[3])
     return g[1] == 1 && g[2] == 1 && b[1] == 1 && b[2] == 1;
 }
 
-static int kernel_attr(const ga_rt_t *rt, const ga_kernel_t *k, CUfunction_attribute a)
-{
-    int v = -1;
-    if (k->is_library) {
-        __typeof__(&cuKernelGetAttribute) get =
-            GA_REAL(rt, GA_ID_cuKernelGetAttribute, cuKernelGetAttribute);
-        __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-        CUdevice d;
-        if (!get || !dev || dev(&d) != CUDA_SUCCESS ||
-            get(&v, a, (CUkernel)k->handle, d) != CUDA_SUCCESS)
-            return -1;
-        return v;
-    }
-    __typeof__(&cuFuncGetAttribute) get = GA_REAL(rt, GA_ID_cuFuncGetAttribute, cuFuncGetAttribute);
-    return get && get(&v, a, (CUfunction)k->handle) == CUDA_SUCCESS ? v : -1;
-}
-
 /* The configurations to try for a 1-D launch: every power-of-two block size
  * (every multiple of 32 when exhaustive) keeping the thread count; with
  * stride, smaller grids at every block size too. */
@@ -342,7 +326,7 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
         snap_free(&orig), snap_free(&a), snap_free(&tmp);
         return;
     }
-    int max_threads = kernel_attr(t->rt, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    int max_threads = ga_kernel_attr(t->rt, k, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     bool ok = snap_read(t->rt, &orig);                      /* 1 */
     ok = ok && run_once(t, g, b) == CUDA_SUCCESS && snap_read(t->rt, &a); /* 2: A */
     ok = ok && snap_write(t->rt, &orig) && run_once(t, g, b) == CUDA_SUCCESS;
@@ -497,16 +481,8 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     __typeof__(&cuEventDestroy_v2) edestroy = GA_REAL(rt, GA_ID_cuEventDestroy_v2, cuEventDestroy_v2);
     __typeof__(&cuCtxSynchronize) sync = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize);
     trial_t t = {rt, f, s, params, shmem, {NULL, NULL}};
-    int cc = 0, major = 0, minor = 0;
-    CUdevice d;
-    __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-    __typeof__(&cuDeviceGetAttribute) attr =
-        GA_REAL(rt, GA_ID_cuDeviceGetAttribute, cuDeviceGetAttribute);
-    if (dev && attr && dev(&d) == CUDA_SUCCESS &&
-        attr(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) == CUDA_SUCCESS &&
-        attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) == CUDA_SUCCESS)
-        cc = major * 10 + minor;
-    int static_shared = kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    int cc = ga_device_cc(rt);
+    int static_shared = ga_kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     bool refused = refuse(k, grid, block, shmem, extra, static_shared, memory_unrestorable());
     /* The experiment synchronizes and copies: never while a capture is open.
      * Entered only now, with the gate held exclusively: a capture that begins
