@@ -55,3 +55,13 @@ int ga_each_line(const char *text, size_t len, const char *source, const char *e
     free(copy);
     return good;
 }
+
+int ga_line_words(char *line, char **words, int max)
+{
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(line, " \t\r", &save); t && n <= max;
+         t = strtok_r(NULL, " \t\r", &save))
+        if (n++ < max)
+            words[n - 1] = t;
+    return n;
+}

@@ -20,4 +20,8 @@ typedef bool (*ga_line_fn)(void *arg, char *line);
 int ga_each_line(const char *text, size_t len, const char *source, const char *expected,
                  ga_line_fn line, void *arg);
 
+/* Split a line into its blank-separated words (modifying it). Returns how
+ * many there are, counting up to max + 1: more than max means too many. */
+int ga_line_words(char *line, char **words, int max);
+
 #endif

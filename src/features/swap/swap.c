@@ -74,16 +74,6 @@ static _Atomic uint64_t swapped, abi_mismatch, denied, failed_launch;
 
 /* ---- the table ----------------------------------------------------------------- */
 
-/* The next blank-separated word of *p ("" at the end of the line). */
-static char *word(char **p)
-{
-    char *s = *p + strspn(*p, " \t\r");
-    char *e = s + strcspn(s, " \t\r");
-    *p = *e ? e + 1 : e;
-    *e = '\0';
-    return s;
-}
-
 typedef struct {
     ga_swap_rule_fn add;
     void *arg;
@@ -92,13 +82,13 @@ typedef struct {
 static bool table_line(void *arg, char *line)
 {
     const parse_ctx_t *c = arg;
-    char *p = line;
-    char *orig = word(&p), *repl = word(&p), *flags = word(&p), *extra = word(&p);
-    bool any = !strcmp(flags, "grid=any");
-    if (!*repl || (!any && strcmp(flags, "grid=program")) || *extra || strlen(orig) > 4096 ||
-        strlen(repl) > 4096)
+    char *w[3]; /* <original> <replacement> grid=program|grid=any */
+    if (ga_line_words(line, w, 3) != 3 || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
         return false;
-    c->add(c->arg, orig, repl, any);
+    bool any = !strcmp(w[2], "grid=any");
+    if (!any && strcmp(w[2], "grid=program"))
+        return false;
+    c->add(c->arg, w[0], w[1], any);
     return true;
 }
 

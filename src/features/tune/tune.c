@@ -87,14 +87,7 @@ static bool valid_threads(const ga_tune_entry_t *e)
 static bool parse_line(char *line, ga_tune_entry_t *e)
 {
     char *tok[9];
-    int n = 0;
-    for (char *save = NULL, *t = strtok_r(line, " \t\r", &save); t;
-         t = strtok_r(NULL, " \t\r", &save))
-        if (n < 9)
-            tok[n++] = t;
-        else
-            return false;
-    if (n != 9 || strcmp(tok[5], "->") || strlen(tok[0]) > 4096)
+    if (ga_line_words(line, tok, 9) != 9 || strcmp(tok[5], "->") || strlen(tok[0]) > 4096)
         return false;
     unsigned shmem;
     const char *end;
