@@ -1,0 +1,283 @@
+/* internal.h - what the profile's files share with each other, and nothing the
+ * rest of the library sees (profile.h is the feature's face).
+ *
+ * Exposes: the limits every table is sized by; the state (prof_t, one per
+ * process, reached through ga_prof) with the lock that guards its tables and
+ * the generation that makes thread-local caches stale; the trace's per-thread
+ * blocks; the analysis's summary and verdicts, which both reports print; and,
+ * grouped by the file that defines them, the functions one file offers
+ * another. The formatter the writers share is format.h.
+ *
+ * The state is allocated at init (and afresh in a fork child) with fixed-size
+ * tables, never resized, so a reader in a signal handler never follows a
+ * pointer into freed memory; a replaced state is leaked, never freed, while a
+ * handler might still read it (except when profiling starts over, in tests).
+ *
+ * Cost: counters and tables sit behind one mutex that only the hooks of
+ * copies, allocations and launches take (uncontended in the common
+ * one-thread-drives-the-GPU program); driver-call trace events go to a block
+ * only their thread writes. Nothing calls the driver while holding the lock. */
+#ifndef GA_PROFILE_INTERNAL_H
+#define GA_PROFILE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "features/profile/format.h"
+#include "features/profile/profile.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+/* initial-exec: a plain offset from the thread pointer, no __tls_get_addr call
+ * on the hot path (the library is loaded at startup by LD_PRELOAD). */
+#define GA_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- limits: every table is fixed at init ---------------------------------------- */
+enum {
+    N_DIRS = 4,
+    N_BUCKETS = 5,
+    MAX_KERNELS = 4096,  /* power of two; one more slot collects the overflow */
+    MAX_CONFIGS = 8,     /* distinct (grid, block, shmem) kept per kernel */
+    MAX_STREAMS = 256,   /* power of two */
+    MAX_SEQS = 4096,     /* power of two */
+    SEQ_NAMES = 4,       /* kernels named per sequence in the report */
+    MAX_SEG = 4096,      /* a segment this long is closed even without a sync */
+    MAX_LIVE = 1 << 16,  /* live allocations whose size is remembered */
+    FREED_SLOTS = 256,   /* recently freed sizes, for churn */
+    MAX_COUNTERS = 64,
+    SPAN_BLOCK = 4096,   /* driver-call events per thread block */
+    SPAN_LIMIT = 200000, /* driver-call events kept in the trace */
+    GPU_LIMIT = 100000,  /* kernel events kept in the trace */
+    RING = 4096,         /* launches whose events are not collected yet */
+    MAX_EVENTS = 2 * RING + 64,
+    TEXT_CAP = 256 * 1024,
+    LIST_JSON = 200,     /* longest list in the JSON */
+};
+
+/* ---- the state ------------------------------------------------------------------- */
+typedef struct acc {
+    uint64_t count, bytes, ns;
+} acc_t;
+
+typedef struct kcfg {
+    unsigned grid[3], block[3], shmem;
+    uint64_t launches;
+} kcfg_t;
+
+typedef struct kern {
+    _Atomic(const void *) handle; /* the key, published after the rest */
+    const char *name;             /* the registry's, readable for the process's life */
+    uint64_t launches, gpu_ns, timed;
+    unsigned ncfg;
+    uint64_t cfg_dropped;
+    kcfg_t cfg[MAX_CONFIGS];
+} kern_t;
+
+/* A stream's current segment: the launches since its last sync point. */
+typedef struct seg {
+    bool used;
+    CUstream s;
+    uint32_t tid;     /* per-thread default streams are one per thread */
+    uint64_t hash;
+    uint32_t len;
+    uint32_t first[SEQ_NAMES];
+    uint64_t gpu_end; /* where its last kernel ended on the GPU track */
+} seg_t;
+
+typedef struct seq {
+    uint64_t hash; /* 0: empty */
+    uint32_t len;
+    uint64_t repeats;
+    uint32_t first[SEQ_NAMES];
+} seq_t;
+
+typedef struct live {
+    CUdeviceptr p; /* 0: empty */
+    uint64_t bytes;
+} live_t;
+
+typedef struct freed {
+    uint64_t size;
+    uint64_t n;
+} freed_t;
+
+typedef struct counter {
+    const char *feature, *name;
+    uint64_t value;
+} counter_t;
+
+typedef struct pending {
+    CUevent start, end;
+    uint32_t kern, seg;
+    uint64_t host_ns;
+} pending_t;
+
+typedef struct gpu_ev {
+    uint32_t kern, seg;
+    uint64_t ts, dur;
+} gpu_ev_t;
+
+typedef struct prof {
+    char path[4096];  /* the files' prefix */
+    char claim[4200]; /* PATH.owner while this process owns PATH */
+    bool owner;
+    char command[1024];
+    unsigned graph_min;
+    uint64_t t_base;
+
+    acc_t copies[N_DIRS][N_BUCKETS];
+    struct {
+        uint64_t count, bytes, ns, failed, failed_ns;
+        uint64_t frees, free_bytes, free_ns, frees_unknown;
+        uint64_t live, peak, churn, untracked;
+    } mem;
+    live_t live[MAX_LIVE];
+    unsigned nlive;
+    freed_t freed[FREED_SLOTS];
+
+    kern_t kern[MAX_KERNELS + 1];
+    _Atomic unsigned nkern;
+    uint64_t launches;
+
+    seg_t seg[MAX_STREAMS];
+    uint16_t seg_used[MAX_STREAMS];
+    unsigned nseg_used;
+    uint64_t seg_dropped;
+    seq_t seq[MAX_SEQS];
+    unsigned nseq;
+    uint64_t segments, singles, seq_dropped;
+
+    counter_t counters[MAX_COUNTERS];
+    unsigned ncounters;
+
+    /* kernel timing */
+    bool ktiming, kavailable;
+    const char *knote;
+    pending_t ring[RING];
+    uint64_t ring_head, ring_tail; /* guarded by lock; head advanced by the collector */
+    CUevent evfree[MAX_EVENTS];
+    unsigned nevfree, nevents;
+    uint64_t timed, untimed;
+    gpu_ev_t gpu[GPU_LIMIT];
+    unsigned ngpu;
+    uint64_t gpu_dropped;
+
+    /* scratch for the writer: no allocation once writing starts */
+    uint32_t idx[MAX_KERNELS + MAX_SEQS + GA_N_ENTRIES];
+    uint64_t key[MAX_KERNELS + MAX_SEQS + GA_N_ENTRIES];
+    uint64_t calls[GA_N_ENTRIES], ns[GA_N_ENTRIES];
+    char text[TEXT_CAP];
+    size_t text_len;
+    uint64_t pid; /* getpid() once per write, not per trace event */
+} prof_t;
+
+/* ---- driver-call trace events (trace.c) ------------------------------------------ */
+typedef struct span_ev {
+    uint64_t t0, t1;
+    uint32_t id;
+} span_ev_t;
+
+typedef struct span_block {
+    struct span_block *next; /* push-only list */
+    uint32_t tid;
+    unsigned gen;
+    _Atomic uint32_t n;
+    span_ev_t ev[SPAN_BLOCK];
+} span_block_t;
+
+/* ---- the analysis (analysis.c) --------------------------------------------------- */
+typedef enum { V_HELPS, V_NO, V_UNKNOWN } verdict_t;
+
+typedef struct opp {
+    const char *feature;
+    verdict_t verdict;
+    uint64_t saving_ns;
+    char why[320];
+} opp_t;
+
+enum { N_OPPS = 5 };
+
+typedef struct summary {
+    uint64_t wall, small_n, small_ns, pairs, pair_ns, launch_calls, launch_ns;
+    uint64_t seq_nodes, seq_count, gpu_ns, timed;
+} summary_t;
+
+static inline uint64_t per(uint64_t total, uint64_t n)
+{
+    return n ? total / n : 0;
+}
+
+/* ---- profile.c: the state and its lifecycle -------------------------------------- */
+extern prof_t *ga_prof;              /* NULL until profiling starts */
+extern pthread_mutex_t ga_prof_lock; /* guards the tables; the fork lock too */
+extern _Atomic unsigned ga_prof_gen; /* bumped on init and in a fork child: stale TLS */
+
+/* The calling thread's id (gettid), cached per generation. */
+uint32_t ga_prof_thread_id(void);
+
+/* ---- recorder.c: the events' tables ---------------------------------------------- */
+extern const uint64_t ga_prof_bucket_max[N_BUCKETS]; /* copy sizes; 0: no limit */
+extern const char *const ga_prof_bucket_name[N_BUCKETS];
+extern const char *const ga_prof_dir_name[N_DIRS];
+
+/* Is `s` (launched through a _ptsz entry point if per_thread) a per-thread stream? */
+bool ga_prof_per_thread(CUstream s, bool per_thread);
+
+/* Close a segment: count its sequence (under lock). */
+void ga_prof_seg_close(seg_t *g);
+
+/* ---- ktime.c: kernel timing with events ------------------------------------------ */
+/* Find the event functions (GPUACCEL_PROFILE_KERNELS=1): sets p->ktiming, p->knote. */
+void ga_prof_resolve_timing(prof_t *p, const ga_rt_t *rt);
+
+/* After launch k (segment g, NULL if untracked) succeeded on s: its end event. */
+void ga_prof_kernel_end(unsigned k, seg_t *g, CUstream s, bool per_thread);
+
+/* Harvest up to `max` finished launches; `wait` blocks on each (at exit). */
+void ga_prof_collect(unsigned max, bool wait);
+
+/* A fork child: no collector is running in it. */
+void ga_prof_ktime_reset(void);
+
+/* ---- trace.c: driver-call spans -------------------------------------------------- */
+/* The blocks, newest first (of every generation: skip those not current). */
+const span_block_t *ga_prof_spans(void);
+
+/* Start over with no blocks (init, fork child); the old ones are leaked. */
+void ga_prof_trace_reset(void);
+
+/* ---- analysis.c: what the reports say -------------------------------------------- */
+void ga_prof_summarize(summary_t *s);
+void ga_prof_analyze(const summary_t *s, opp_t ops[N_OPPS]);
+
+/* The orders the reports list in, as indices into ga_prof->idx (its scratch). */
+unsigned ga_prof_sorted_entries(void);
+unsigned ga_prof_sorted_kernels(bool by_gpu);
+unsigned ga_prof_sorted_seqs(void);
+
+/* A kernel's name for the reports. */
+const char *ga_prof_kname(uint32_t k);
+
+/* ---- the writers ----------------------------------------------------------------- */
+/* write_text.c: FILE.txt into ga_prof->text (FILE.json carries it too). */
+void ga_prof_build_text(const summary_t *s, const opp_t ops[N_OPPS], bool from_signal);
+
+/* write_json.c: FILE.json (doc/profile-schema.json). */
+void ga_prof_json_body(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS],
+                       bool from_signal);
+
+/* write_trace.c: FILE.trace.json (Chrome trace-event format). */
+void ga_prof_trace_body(ga_out_t *o);
+
+/* ---- output.c: where the files go, and when they are written --------------------- */
+bool ga_prof_absolute_base(const char *cfg, char *out, size_t cap);
+void ga_prof_claim_path(prof_t *p, const char *base);
+void ga_prof_set_pid_path(prof_t *p, const char *base);
+void ga_prof_install_signals(void);
+
+/* A fresh state may write its files again (init, fork child). */
+void ga_prof_output_reset(void);
+
+#endif

@@ -1,0 +1,344 @@
+/* recorder.c - the profile's event recorder: what the hooks report of copies,
+ * allocations, launches, sync points and the features' counters goes into the
+ * state's tables (copies by direction and size, live allocations and churn,
+ * kernels and their configurations, each stream's current segment of launches
+ * and the sequences those segments repeat, counters).
+ *
+ * Owns: those tables, under ga_prof_lock; the kernel table's lock-free lookup.
+ * Must never: call the driver while holding ga_prof_lock (a kernel's first
+ * launch asks the registry, which may, before taking it); allocate (the tables
+ * are fixed at init, and a signal handler may read them at any time). */
+#define _GNU_SOURCE
+#include "features/profile/internal.h"
+
+#include <string.h>
+
+#include "core/hash.h"
+#include "tracking/registry.h"
+
+const uint64_t ga_prof_bucket_max[N_BUCKETS] = {256, 4096, 65536, 1u << 20, 0};
+const char *const ga_prof_bucket_name[N_BUCKETS] = {"<=256 B", "<=4 KiB", "<=64 KiB",
+                                                    "<=1 MiB", ">1 MiB"};
+const char *const ga_prof_dir_name[N_DIRS] = {"htod", "dtoh", "dtod", "other"};
+
+/* A segment's running hash of its launches (FNV-1a's prime, with a fold). */
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+    h ^= x;
+    h *= 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+/* A slot for a pointer (or a size) in a table of mask + 1: the mix's top bits. */
+static unsigned hash_ptr(const void *p, unsigned mask)
+{
+    return (unsigned)(ga_addr_mix((uint64_t)(uintptr_t)p) >> 40) & mask;
+}
+
+/* ---- copies and allocations ------------------------------------------------------ */
+static unsigned bucket_of(size_t bytes)
+{
+    unsigned b = 0;
+    while (b < N_BUCKETS - 1 && bytes > ga_prof_bucket_max[b])
+        b++;
+    return b;
+}
+
+void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns)
+{
+    if (!ga_profiling || (unsigned)dir >= N_DIRS)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    acc_t *a = &ga_prof->copies[dir][bucket_of(bytes)];
+    a->count++;
+    a->bytes += bytes;
+    a->ns += ns;
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+/* Linear probing with backward-shift deletion: no tombstones, so a program
+ * that allocates and frees forever never fills the table. */
+static live_t *live_slot(CUdeviceptr p)
+{
+    unsigned mask = MAX_LIVE - 1, i = hash_ptr((const void *)(uintptr_t)p, mask);
+    while (ga_prof->live[i].p && ga_prof->live[i].p != p)
+        i = (i + 1) & mask;
+    return &ga_prof->live[i];
+}
+
+static void live_add(CUdeviceptr p, uint64_t bytes)
+{
+    if (ga_prof->nlive >= MAX_LIVE / 2) {
+        ga_prof->mem.untracked++;
+        return;
+    }
+    live_t *l = live_slot(p);
+    if (!l->p)
+        ga_prof->nlive++;
+    l->p = p;
+    l->bytes = bytes;
+}
+
+static uint64_t live_remove(CUdeviceptr p)
+{
+    unsigned mask = MAX_LIVE - 1;
+    live_t *l = live_slot(p);
+    if (!l->p)
+        return 0;
+    uint64_t bytes = l->bytes;
+    unsigned i = (unsigned)(l - ga_prof->live), j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!ga_prof->live[j].p)
+            break;
+        unsigned home = hash_ptr((const void *)(uintptr_t)ga_prof->live[j].p, mask);
+        /* move j back into the hole at i unless its home lies in (i, j] */
+        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+            ga_prof->live[i] = ga_prof->live[j];
+            i = j;
+        }
+    }
+    ga_prof->live[i].p = 0;
+    ga_prof->nlive--;
+    return bytes;
+}
+
+static freed_t *freed_slot(uint64_t size)
+{
+    return &ga_prof->freed[hash_ptr((const void *)(uintptr_t)size, FREED_SLOTS - 1)];
+}
+
+void ga_profile_alloc(CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r)
+{
+    if (!ga_profiling)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    if (r != CUDA_SUCCESS) {
+        ga_prof->mem.failed++;
+        ga_prof->mem.failed_ns += ns;
+    } else {
+        ga_prof->mem.count++;
+        ga_prof->mem.bytes += bytes;
+        ga_prof->mem.ns += ns;
+        ga_prof->mem.live += bytes;
+        if (ga_prof->mem.live > ga_prof->mem.peak)
+            ga_prof->mem.peak = ga_prof->mem.live;
+        freed_t *f = freed_slot(bytes);
+        if (f->size == bytes && f->n) { /* freed earlier, asked for again */
+            f->n--;
+            ga_prof->mem.churn++;
+        }
+        live_add(p, bytes);
+    }
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+void ga_profile_free(CUdeviceptr p, size_t bytes, uint64_t ns)
+{
+    if (!ga_profiling)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    uint64_t known = live_remove(p);
+    if (!bytes)
+        bytes = known;
+    ga_prof->mem.frees++;
+    ga_prof->mem.free_ns += ns;
+    ga_prof->mem.free_bytes += bytes;
+    if (!bytes)
+        ga_prof->mem.frees_unknown++;
+    ga_prof->mem.live = ga_prof->mem.live > bytes ? ga_prof->mem.live - bytes : 0;
+    if (bytes) {
+        freed_t *f = freed_slot(bytes);
+        if (f->size != bytes) { /* evict: churn is an estimate over recent sizes */
+            f->size = bytes;
+            f->n = 0;
+        }
+        f->n++;
+    }
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+void ga_profile_counter(const char *feature, const char *name, uint64_t delta)
+{
+    if (!ga_profiling)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    unsigned i = 0;
+    const counter_t *c = ga_prof->counters;
+    while (i < ga_prof->ncounters && (strcmp(c[i].feature, feature) || strcmp(c[i].name, name)))
+        i++;
+    if (i == ga_prof->ncounters && i < MAX_COUNTERS)
+        ga_prof->counters[ga_prof->ncounters++] = (counter_t){feature, name, 0};
+    if (i < MAX_COUNTERS)
+        ga_prof->counters[i].value += delta;
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+/* ---- kernels, streams and sequences ---------------------------------------------- */
+
+/* Lock-free when the kernel is known; the first launch of a kernel asks the
+ * registry (which may call the driver) before taking the lock to insert it. */
+static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
+{
+    unsigned mask = MAX_KERNELS - 1, i = hash_ptr(f, mask);
+    const void *h;
+    while ((h = atomic_load_explicit(&ga_prof->kern[i].handle, memory_order_acquire)) != NULL) {
+        if (h == f)
+            return i;
+        i = (i + 1) & mask;
+    }
+    if (atomic_load_explicit(&ga_prof->nkern, memory_order_relaxed) >= MAX_KERNELS * 3 / 4)
+        return MAX_KERNELS;
+    const ga_kernel_t *k = ga_kernel_info(rt, f);
+    const char *name = k && k->name ? k->name : "?";
+    pthread_mutex_lock(&ga_prof_lock);
+    for (i = hash_ptr(f, mask); (h = atomic_load_explicit(&ga_prof->kern[i].handle,
+                                                          memory_order_relaxed)) != NULL;
+         i = (i + 1) & mask)
+        if (h == f)
+            break;
+    if (!h) {
+        ga_prof->kern[i].name = name;
+        atomic_store_explicit(&ga_prof->kern[i].handle, (const void *)f, memory_order_release);
+        atomic_fetch_add_explicit(&ga_prof->nkern, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&ga_prof_lock);
+    return i;
+}
+
+static void add_config(kern_t *k, const unsigned grid[3], const unsigned block[3],
+                       unsigned shmem)
+{
+    for (unsigned i = 0; i < k->ncfg; i++) {
+        kcfg_t *c = &k->cfg[i];
+        if (!memcmp(c->grid, grid, sizeof c->grid) && !memcmp(c->block, block, sizeof c->block) &&
+            c->shmem == shmem) {
+            c->launches++;
+            return;
+        }
+    }
+    if (k->ncfg == MAX_CONFIGS) {
+        k->cfg_dropped++;
+        return;
+    }
+    kcfg_t *c = &k->cfg[k->ncfg++];
+    memcpy(c->grid, grid, sizeof c->grid);
+    memcpy(c->block, block, sizeof c->block);
+    c->shmem = shmem;
+    c->launches = 1;
+}
+
+bool ga_prof_per_thread(CUstream s, bool per_thread)
+{
+    return s == CU_STREAM_PER_THREAD || (per_thread && s == NULL);
+}
+
+/* The segment of stream `s` (under lock), or NULL when the table is full. */
+static seg_t *seg_get(CUstream s, bool per_thread)
+{
+    uint32_t tid = 0;
+    if (ga_prof_per_thread(s, per_thread)) {
+        s = CU_STREAM_PER_THREAD;
+        tid = ga_prof_thread_id();
+    } else if (s == CU_STREAM_LEGACY) {
+        s = NULL;
+    }
+    unsigned mask = MAX_STREAMS - 1, i = (hash_ptr(s, mask) + tid) & mask;
+    for (unsigned n = 0; n < MAX_STREAMS; n++, i = (i + 1) & mask) {
+        seg_t *g = &ga_prof->seg[i];
+        if (g->used && g->s == s && g->tid == tid)
+            return g;
+        if (!g->used) {
+            if (ga_prof->nseg_used >= MAX_STREAMS * 3 / 4)
+                break;
+            *g = (seg_t){.used = true, .s = s, .tid = tid, .hash = 0xcbf29ce484222325ull};
+            ga_prof->seg_used[ga_prof->nseg_used++] = (uint16_t)i;
+            return g;
+        }
+    }
+    ga_prof->seg_dropped++;
+    return NULL;
+}
+
+void ga_prof_seg_close(seg_t *g)
+{
+    if (!g->len)
+        return;
+    ga_prof->segments++;
+    if (g->len == 1) {
+        ga_prof->singles++;
+    } else {
+        uint64_t h = mix(g->hash, g->len) | 1; /* never 0: 0 marks an empty slot */
+        unsigned mask = MAX_SEQS - 1, i = (unsigned)(h >> 17) & mask;
+        while (ga_prof->seq[i].hash && ga_prof->seq[i].hash != h)
+            i = (i + 1) & mask;
+        seq_t *q = &ga_prof->seq[i];
+        if (q->hash) {
+            q->repeats++;
+        } else if (ga_prof->nseq < MAX_SEQS * 3 / 4) {
+            q->len = g->len;
+            q->repeats = 1;
+            memcpy(q->first, g->first, sizeof q->first);
+            q->hash = h;
+            ga_prof->nseq++;
+        } else {
+            ga_prof->seq_dropped++;
+        }
+    }
+    g->hash = 0xcbf29ce484222325ull;
+    g->len = 0;
+}
+
+static void seg_add(seg_t *g, unsigned k, const unsigned grid[3], const unsigned block[3],
+                    unsigned shmem)
+{
+    uint64_t h = mix(g->hash, k);
+    for (int d = 0; d < 3; d++)
+        h = mix(mix(h, grid[d]), block[d]);
+    g->hash = mix(h, shmem);
+    if (g->len < SEQ_NAMES)
+        g->first[g->len] = k;
+    if (++g->len == MAX_SEG)
+        ga_prof_seg_close(g);
+}
+
+void ga_profile_sync_point(CUstream s)
+{
+    if (!ga_profiling)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    if (s == CU_STREAM_LEGACY)
+        s = NULL;
+    uint32_t tid = ga_prof_thread_id();
+    for (unsigned i = 0; i < ga_prof->nseg_used; i++) {
+        seg_t *g = &ga_prof->seg[ga_prof->seg_used[i]];
+        /* The legacy stream waits for this thread's per-thread stream too. */
+        bool hit = s == GA_NOSTREAM || g->s == s ||
+                   (s == NULL && g->s == CU_STREAM_PER_THREAD && g->tid == tid);
+        if (hit)
+            ga_prof_seg_close(g);
+    }
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+/* The launch is counted under the lock; its end event (ktime.c) is recorded
+ * after, outside it. */
+void ga_profile_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
+                       const unsigned block[3], unsigned shmem, CUstream s, bool per_thread)
+{
+    if (!ga_profiling)
+        return;
+    unsigned k = kernel_index(rt, f);
+    pthread_mutex_lock(&ga_prof_lock);
+    ga_prof->launches++;
+    kern_t *kr = &ga_prof->kern[k];
+    kr->launches++;
+    if (k < MAX_KERNELS)
+        add_config(kr, grid, block, shmem);
+    seg_t *g = seg_get(s, per_thread);
+    if (g)
+        seg_add(g, k, grid, block, shmem);
+    pthread_mutex_unlock(&ga_prof_lock);
+    if (ga_prof->ktiming)
+        ga_prof_kernel_end(k, g, s, per_thread);
+}
