@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 
 enum { UNRESOLVED, RESOLVING, RESOLVED };
@@ -59,8 +60,7 @@ static __thread struct {
 
 static size_t slot_of(const map_t *m, const void *f)
 {
-    /* Multiplicative hash: handles are aligned, their low bits all zero. */
-    return (size_t)(((uintptr_t)f * 0x9E3779B97F4A7C15ull) >> 32) & (m->cap - 1);
+    return (size_t)(ga_addr_mix((uintptr_t)f) >> 32) & (m->cap - 1);
 }
 
 static record_t *find(const void *f)
