@@ -59,6 +59,10 @@ static const char usage_text[] =
     "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
     "      126 CMD not executable, 127 CMD not found; run and profile return CMD's status\n";
 
+/* The features a run or an A/B switches, in the order the command has always
+ * shown them: the boolean switches of the library's list
+ * (src/features/features.def); tests/bats/gpuaccel.bats checks that the two
+ * agree. "kernels" is the swap feature (its variable is GPUACCEL_KERNELS). */
 static const char *const features[] = {"pool", "coalesce", "graphs", "tune", "kernels"};
 static const char *const feature_vars[] = {"GPUACCEL_POOL", "GPUACCEL_COALESCE", "GPUACCEL_GRAPHS",
                                            "GPUACCEL_TUNE", "GPUACCEL_KERNELS"};
@@ -97,7 +101,7 @@ typedef struct opts {
 static int feature_index(const char *name)
 {
     if (!strcmp(name, "swap"))
-        name = "kernels"; /* DESIGN.md calls it swap; the variable is GPUACCEL_KERNELS */
+        name = "kernels"; /* the swap feature; its variable is GPUACCEL_KERNELS */
     for (int i = 0; i < N_FEATURES; i++)
         if (!strcmp(name, features[i]))
             return i;

@@ -51,9 +51,7 @@ typedef struct ga_launch {
 } ga_launch_t;
 
 typedef struct ga_feature {
-    const char *name;     /* as the command line and the profile name it */
-    const char *variable; /* its switch */
-    const char *summary;  /* one line, for `gpuaccel env` and reports */
+    const char *summary;  /* one line, for reports (its name and switch: features.def) */
     bool (*on)(const ga_config_t *cfg);
     void (*off)(ga_config_t *cfg);      /* switched off: this driver lacks what it needs */
     ga_id_t needs[8];
@@ -114,18 +112,21 @@ typedef struct ga_feature {
 } ga_feature_t;
 
 /* Every feature's descriptor, in features.def order. */
-#define GA_FEATURE(name) extern const ga_feature_t ga_feature_##name;
+#define GA_FEATURE(name, variable, toggled) extern const ga_feature_t ga_feature_##name;
 #include "features/features.def"
 #undef GA_FEATURE
 
 enum {
-#define GA_FEATURE(name) GA_FEATURE_ID_##name,
+#define GA_FEATURE(name, variable, toggled) GA_FEATURE_ID_##name,
 #include "features/features.def"
 #undef GA_FEATURE
     GA_N_FEATURES
 };
 
 extern const ga_feature_t *const ga_features[GA_N_FEATURES];
+/* Each feature's name and switch, from features.def, by feature id. */
+extern const char *const ga_feature_names[GA_N_FEATURES];
+extern const char *const ga_feature_variables[GA_N_FEATURES];
 
 /* Helpers for descriptors whose switch is a bool in ga_config_t. */
 #define GA_SWITCH(field)                                                                  \

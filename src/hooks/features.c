@@ -18,7 +18,19 @@
 #include "tracking/streams.h"
 
 const ga_feature_t *const ga_features[GA_N_FEATURES] = {
-#define GA_FEATURE(name) &ga_feature_##name,
+#define GA_FEATURE(name, variable, toggled) &ga_feature_##name,
+#include "features/features.def"
+#undef GA_FEATURE
+};
+
+const char *const ga_feature_names[GA_N_FEATURES] = {
+#define GA_FEATURE(name, variable, toggled) #name,
+#include "features/features.def"
+#undef GA_FEATURE
+};
+
+const char *const ga_feature_variables[GA_N_FEATURES] = {
+#define GA_FEATURE(name, variable, toggled) #variable,
 #include "features/features.def"
 #undef GA_FEATURE
 };
@@ -27,11 +39,12 @@ ga_dispatch_t ga_d;
 
 /* A driver too old for what an enabled feature needs switches it off, with a
  * warning, and everything else passes through as before. */
-static bool has_needs(const ga_rt_t *rt, const ga_feature_t *f)
+static bool has_needs(const ga_rt_t *rt, unsigned i)
 {
+    const ga_feature_t *f = ga_features[i];
     for (unsigned k = 0; k < f->n_needs; k++)
         if (!rt->drv.fn[f->needs[k]]) {
-            ga_warn("%s=1 but this driver has no %s: the feature is off", f->variable,
+            ga_warn("%s=1 but this driver has no %s: the feature is off", ga_feature_variables[i],
                     ga_entries[f->needs[k]].name);
             return false;
         }
@@ -77,7 +90,7 @@ void ga_hooks_check(ga_rt_t *rt, bool on[GA_N_FEATURES])
     for (unsigned i = 0; i < GA_N_FEATURES; i++) {
         const ga_feature_t *f = ga_features[i];
         on[i] = rt->active && f->on(&rt->cfg);
-        if (on[i] && !has_needs(rt, f)) {
+        if (on[i] && !has_needs(rt, i)) {
             f->off(&rt->cfg);
             on[i] = false;
         }

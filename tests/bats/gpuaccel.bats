@@ -366,3 +366,15 @@ EOF
     run "$GA_TOOL" kernels frobnicate
     [ "$status" -eq 2 ]
 }
+
+@test "the command's features are the library's list (src/features/features.def)" {
+    # The boolean switches of the list, by variable, against what `ab` runs.
+    want=$(sed -n 's/^GA_FEATURE([a-z]*, \(GPUACCEL_[A-Z]*\), 1)$/\1/p' \
+        "$GA_SRC/src/features/features.def" | sort)
+    got=$(awk '/feature_vars\[\] = \{/,/\};/' "$GA_SRC/tools/gpuaccel.c" |
+        grep -o 'GPUACCEL_[A-Z]*' | sort)
+    echo "list: $want"
+    echo "command: $got"
+    [ -n "$want" ]
+    [ "$want" = "$got" ]
+}

@@ -642,8 +642,6 @@ static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
 GA_SWITCH(coalesce)
 
 const ga_feature_t ga_feature_coalesce = {
-    .name = "coalesce",
-    .variable = "GPUACCEL_COALESCE",
     .summary = "small device-to-host reads served from one larger transfer",
     .on = switch_on,
     .off = switch_off,

@@ -851,8 +851,6 @@ static void graphs_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
 GA_SWITCH(graphs)
 
 const ga_feature_t ga_feature_graphs = {
-    .name = "graphs",
-    .variable = "GPUACCEL_GRAPHS",
     .summary = "repeated launch sequences replayed as CUDA graphs",
     .on = switch_on,
     .off = switch_off,

@@ -248,8 +248,6 @@ static void pool_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 GA_SWITCH(pool)
 
 const ga_feature_t ga_feature_pool = {
-    .name = "pool",
-    .variable = "GPUACCEL_POOL",
     .summary = "allocations served from a cache of device blocks",
     .on = switch_on,
     .off = switch_off,

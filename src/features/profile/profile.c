@@ -192,8 +192,6 @@ static void prof_off(ga_config_t *c)
 }
 
 const ga_feature_t ga_feature_profile = {
-    .name = "profile",
-    .variable = "GPUACCEL_PROFILE",
     .summary = "what the program did on the GPU and which features would help it",
     .on = prof_on,
     .off = prof_off,

@@ -351,8 +351,6 @@ static void swap_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r
 GA_SWITCH(kernels)
 
 const ga_feature_t ga_feature_swap = {
-    .name = "swap",
-    .variable = "GPUACCEL_KERNELS",
     .summary = "known kernels replaced by faster ones with the same parameters",
     .on = switch_on,
     .off = switch_off,

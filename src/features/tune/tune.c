@@ -311,8 +311,6 @@ static bool tune_rewrite(const ga_rt_t *rt, ga_launch_t *l)
 GA_SWITCH(tune)
 
 const ga_feature_t ga_feature_tune = {
-    .name = "tune",
-    .variable = "GPUACCEL_TUNE",
     .summary = "launch configurations rewritten from a verified table",
     .on = switch_on,
     .off = switch_off,

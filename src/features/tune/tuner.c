@@ -588,8 +588,6 @@ static void tuner_off(ga_config_t *c)
 }
 
 const ga_feature_t ga_feature_tuner = {
-    .name = "tuner",
-    .variable = "GPUACCEL_TUNER",
     .summary = "proves faster launch configurations bit-identical and writes the tune table",
     .on = tuner_on,
     .off = tuner_off,
