@@ -90,16 +90,6 @@ static CUresult release(ga_rt_t *rt, CUdeviceptr d)
     return ga_hook_free(rt, GA_ID_cuMemFree_v2, d);
 }
 
-/* Dispatch to the features rt's configuration switches on (again after a
- * test changes it), as init would, without asking the driver. */
-static inline void stub_features(ga_rt_t *rt)
-{
-    bool on[GA_N_FEATURES];
-    for (unsigned i = 0; i < GA_N_FEATURES; i++)
-        on[i] = ga_features[i]->on(&rt->cfg);
-    ga_hooks_enable(rt, on);
-}
-
 /* The stub runtime with the pool on, over this device. */
 static void stub_device(ga_rt_t *rt)
 {

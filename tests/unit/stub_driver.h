@@ -8,6 +8,7 @@
 
 #include "tracking/capture.h"
 #include "core/runtime.h"
+#include "hooks/dispatch.h"
 
 static int stub_ctx_a, stub_ctx_b __attribute__((unused));
 static CUcontext stub_current = (CUcontext)&stub_ctx_a;
@@ -110,6 +111,16 @@ static inline void stub_capture_end(const ga_rt_t *rt, CUstream s)
 {
     stub_capturing = 0;
     ga_capture_ended(rt, s, false);
+}
+
+/* Dispatch to the features rt's configuration switches on (again after a
+ * test changes it), as init would, without asking the driver. */
+static inline void stub_features(ga_rt_t *rt)
+{
+    bool on[GA_N_FEATURES];
+    for (unsigned i = 0; i < GA_N_FEATURES; i++)
+        on[i] = ga_features[i]->on(&rt->cfg);
+    ga_hooks_enable(rt, on);
 }
 
 #endif
