@@ -226,13 +226,15 @@ static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
 static void window_for(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
                        const slot_t *prev, CUdeviceptr *base, size_t *len, size_t *grow)
 {
-    size_t w = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+    size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536, w = unit;
     *grow = 1;
     if (prev && src >= prev->base + prev->len && src < prev->next_expected + w) {
         *grow = prev->grow < MAX_GROWTH ? prev->grow * 2 : prev->grow;
         w *= *grow;
     }
-    CUdeviceptr b = src - (src - r->base) % w;
+    /* Aligned to the unit, not to the grown size: a scan's next window starts
+     * where the scan is, not back over what it has read. */
+    CUdeviceptr b = src - (src - r->base) % unit;
     CUdeviceptr e = b + w;
     if (e > r->base + r->size)
         e = r->base + r->size;
@@ -270,11 +272,16 @@ static bool ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx)
 /* The slot that last held memory just before src (for scan detection). */
 static slot_t *predecessor_locked(CUdeviceptr src)
 {
+    /* Of the windows a scan has left behind, the one reaching furthest: the
+     * latest. (The first one found was often an older, smaller window, and
+     * the scan's windows then stopped growing after one doubling.) */
+    slot_t *best = NULL;
     for (int i = 0; i < N_SLOTS; i++)
         if (slots[i].state != S_EMPTY && slots[i].next_expected &&
-            src >= slots[i].base && src <= slots[i].next_expected + 4 * slots[i].len)
-            return &slots[i];
-    return NULL;
+            src >= slots[i].base && src <= slots[i].next_expected + 4 * slots[i].len &&
+            (!best || slots[i].next_expected > best->next_expected))
+            best = &slots[i];
+    return best;
 }
 
 /* A window being filled: its slot (S_CLAIMED) and where it lies. */

@@ -151,15 +151,14 @@ static void grows_for_scans(void)
     CUdeviceptr d = fresh(16 * W);
     unsigned from = stub_ncopies;
     bool right = true;
-    for (CUdeviceptr a = d; a < d + 2 * W; a += 4) /* a forward scan, word by word */
+    for (CUdeviceptr a = d; a < d + 15 * W; a += 4) /* a forward scan, word by word */
         right &= rd(a) == *stub_word(a);
     size_t lens[8];
     unsigned n = window_copies(from, lens, 8);
-    /* the read just past the first window finds the scan and doubles it.
-     * (Further on, a read finds the first, smaller window as its predecessor
-     * and the window does not grow again: what coalesce.c does today, asserted
-     * neither way here.) */
-    CHECK(right && n == 2 && lens[0] == W && lens[1] == 2 * W);
+    /* each read just past a window finds the scan and doubles the next: four
+     * fills cover 1 + 2 + 4 + 8 windows, each starting where the scan is */
+    CHECK(right && n == 4 && lens[0] == W && lens[1] == 2 * W && lens[2] == 4 * W &&
+          lens[3] == 8 * W);
 }
 
 static void epoch_or_work_drops(void)
