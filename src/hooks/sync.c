@@ -18,26 +18,29 @@ static CUresult waited(CUresult r, ga_stream_mark_t m)
     return r;
 }
 
+/* A wait for one stream (synchronize, or a query that finds it done): what
+ * features hold goes first, and on success the stream is known idle. */
+static CUresult stream_wait(const ga_rt_t *rt, ga_id_t id, CUstream h,
+                            CUresult (*call)(CUstream))
+{
+    bool pt = ga_entries[id].per_thread;
+    ga_flush(rt, GA_FLUSH_STREAM, h);
+    ga_stream_mark_t m = ga_stream_mark(rt, h, pt);
+    uint64_t began = sync_begins();
+    CUresult r = waited(call(h), m);
+    if (r == CUDA_SUCCESS) /* everything on it finished */
+        GA_EACH(synced, rt, h, pt, NULL, began);
+    return r;
+}
+
 CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
-    ga_flush(rt, GA_FLUSH_STREAM, hStream);
-    ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
-    uint64_t began = sync_begins();
-    CUresult r = waited(GA_REAL(rt, id, cuStreamSynchronize)(hStream), m);
-    if (r == CUDA_SUCCESS)
-        GA_EACH(synced, rt, hStream, ga_entries[id].per_thread, NULL, began);
-    return r;
+    return stream_wait(rt, id, hStream, GA_REAL(rt, id, cuStreamSynchronize));
 }
 
 CUresult ga_hook_stream_query(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
-    ga_flush(rt, GA_FLUSH_STREAM, hStream);
-    ga_stream_mark_t m = ga_stream_mark(rt, hStream, ga_entries[id].per_thread);
-    uint64_t began = sync_begins();
-    CUresult r = waited(GA_REAL(rt, id, cuStreamQuery)(hStream), m);
-    if (r == CUDA_SUCCESS) /* everything on it finished */
-        GA_EACH(synced, rt, hStream, ga_entries[id].per_thread, NULL, began);
-    return r;
+    return stream_wait(rt, id, hStream, GA_REAL(rt, id, cuStreamQuery));
 }
 
 static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)

@@ -25,9 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 
-CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
-                             void **extra);
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode);
 CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g);
 
@@ -36,12 +33,7 @@ static CUfunction fill_fn, add_fn;
 
 static void launch(CUfunction f, CUstream s, CUdeviceptr p, uint32_t v, int ptsz)
 {
-    uint32_t n = N;
-    void *args[] = {&p, &n, &v};
-    if (ptsz)
-        CK(cuLaunchKernel_ptsz(f, N / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
-    else
-        CK(cuLaunchKernel(f, N / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    linked_launch(f, s, p, N, v, ptsz);
 }
 
 /* Every word of the buffer equals `want`. */

@@ -18,9 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
-                             void **extra);
 
 enum { N = 2048, LEN = 8, ITERS = 60 };
 static CUcontext ctx;
@@ -28,12 +25,7 @@ static CUfunction fill_fn, add_fn;
 
 static void launch(CUfunction f, CUstream s, CUdeviceptr p, uint32_t v, int ptds)
 {
-    uint32_t n = N;
-    void *args[] = {&p, &n, &v};
-    if (ptds)
-        CK(cuLaunchKernel_ptsz(f, N / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
-    else
-        CK(cuLaunchKernel(f, N / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    linked_launch(f, s, p, N, v, ptds);
 }
 
 /* One sequence: LEN adds into one of two buffers, scalars change with it. */

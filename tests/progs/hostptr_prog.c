@@ -17,9 +17,7 @@ enum { N = 4096 };
 
 static void fill(CUfunction f, CUdeviceptr p, uint32_t v)
 {
-    uint32_t n = N;
-    void *args[] = {&p, &n, &v};
-    CK(cuLaunchKernel(f, N / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL));
+    linked_launch(f, NULL, p, N, v, 0);
 }
 
 int main(int argc, char **argv)
@@ -37,9 +35,7 @@ int main(int argc, char **argv)
     CK(cuMemAlloc(&dst, N * 4));
     fill(fill_fn, src, 0);
     fill(fill_fn, dst, 0);
-    uint32_t one = 5;
-    void *args[] = {&src, &(uint32_t){N}, &one};
-    CK(cuLaunchKernel(add_fn, N / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL)); /* src = 5 */
+    linked_launch(add_fn, NULL, src, N, 5, 0); /* src = 5 */
     CK(cuCtxSynchronize());
 
     /* device-dst: every third word of src to the same word of dst, three ways */

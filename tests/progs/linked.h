@@ -1,10 +1,12 @@
 /* linked.h - what the test programs linked with -lcuda share: a check macro
- * that exits on any driver error, and the setup every one of them does (read
- * kernels.ptx, initialize, make the primary context current, load the module). */
+ * that exits on any driver error, the setup every one of them does (read
+ * kernels.ptx, initialize, make the primary context current, load the
+ * module), and a launch of its kernels. */
 #ifndef GA_TEST_LINKED_H
 #define GA_TEST_LINKED_H
 
 #include <cuda.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,6 +48,22 @@ static inline CUmodule linked_setup(int argc, char **argv, CUdevice *dev, CUcont
     CUmodule mod;
     CK(cuModuleLoadData(&mod, ptx));
     return mod;
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                             void **extra);
+
+/* Launch kernels.ptx's fill or add (p[i] = v, or p[i] += v, for i < n) on s in
+ * blocks of 128, through the per-thread entry point when ptsz. */
+static inline void linked_launch(CUfunction f, CUstream s, CUdeviceptr p, uint32_t n, uint32_t v,
+                                 int ptsz)
+{
+    void *args[] = {&p, &n, &v};
+    if (ptsz)
+        CK(cuLaunchKernel_ptsz(f, (n + 127) / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
+    else
+        CK(cuLaunchKernel(f, (n + 127) / 128, 1, 1, 128, 1, 1, 0, s, args, NULL));
 }
 
 #endif
