@@ -29,6 +29,8 @@ enum {
     GA_USES_STREAMS = 1, /* the stream tracker: busy/idle streams, fences */
     GA_USES_EPOCH = 2,   /* the write epoch */
     GA_USES_CALLS = 4,   /* sees every intercepted call (call_enter/call_leave) */
+    GA_USES_SEQUENCES = 8, /* the launch-sequence detector (tracking/sequence.h): the
+                            * hooks feed it; the feature's init subscribes a sink */
 };
 
 typedef enum { GA_FLUSH_STREAM, GA_FLUSH_ALL } ga_flush_t;

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "features/feature.h"
+#include "tracking/sequence.h"
 
 #define GA_EVENTS(X)                                                                     \
     X(alloc) X(reclaim) X(free) X(read) X(read_issued) X(rewrite) X(hold) X(call_enter) X(call_leave) X(flush)      \
@@ -24,6 +25,7 @@ typedef struct ga_dispatch {
 #undef GA_DISPATCH_SLOT
     bool on[GA_N_FEATURES];
     bool timed; /* some handler takes a duration: hooks read the clock */
+    bool sequences; /* some feature uses the sequence detector: the hooks feed it */
 } ga_dispatch_t;
 
 extern ga_dispatch_t ga_d;
@@ -33,7 +35,9 @@ extern ga_dispatch_t ga_d;
 void ga_hooks_check(ga_rt_t *rt, bool on[GA_N_FEATURES]);
 
 /* Build the dispatch for exactly the features marked on, and derive rt's
- * track, epochs, calls and per_call from them: no driver check, no init.
+ * track, epochs, calls and per_call, and whether the hooks feed the sequence
+ * detector, from them: no driver check, no init (the detector forgets its
+ * subscribers; the features' init subscribes them).
  * ga_hooks_start uses it once; unit tests, whenever they switch features. */
 void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES]);
 
@@ -65,10 +69,13 @@ static inline uint64_t ga_hooks_t0(void)
 }
 
 /* Flush points: whatever features hold back goes out before a call that may
- * observe or change what it would have done. */
+ * observe or change what it would have done; and this thread's launch
+ * sequence ends (tracking/sequence.h), whatever stream was named. */
 static inline void ga_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
 {
     GA_EACH(flush, rt, what, s);
+    if (ga_d.sequences)
+        ga_seq_flush(rt);
 }
 
 #endif

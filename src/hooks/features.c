@@ -80,8 +80,12 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     rt->track = (uses & GA_USES_STREAMS) != 0;
     rt->epochs = (uses & GA_USES_EPOCH) != 0;
     rt->calls = (uses & GA_USES_CALLS) != 0;
+    /* The sequence detector is fed only for features that use it; they
+     * subscribe again in their init. */
+    ga_d.sequences = (uses & GA_USES_SEQUENCES) != 0;
+    ga_seq_reset();
     build();
-    rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0;
+    rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0 || ga_d.sequences;
     ga_stats_timing = ga_d.n_span > 0;
 }
 
@@ -114,8 +118,9 @@ void ga_hooks_exit(void)
 
 /* Lock order for fork: features (features.def order; a feature may hold its
  * lock while it calls tracking or core, never another feature), then
- * tracking (streams may call the registry; capture takes no other lock),
- * then core. runtime.c takes them in this order and releases in reverse. */
+ * tracking (streams may call the registry; capture takes no other lock; the
+ * sequence detector holds its lock only while a sink subscribes), then
+ * core. runtime.c takes them in this order and releases in reverse. */
 unsigned ga_hooks_fork_ops(const ga_fork_ops_t **out, unsigned max)
 {
     unsigned n = 0;
@@ -123,7 +128,7 @@ unsigned ga_hooks_fork_ops(const ga_fork_ops_t **out, unsigned max)
         if (ga_features[i]->fork)
             out[n++] = ga_features[i]->fork;
     const ga_fork_ops_t *below[] = {&ga_streams_fork, &ga_registry_fork, &ga_capture_fork,
-                                    &ga_stats_fork};
+                                    &ga_seq_fork, &ga_stats_fork};
     for (size_t i = 0; i < GA_ARRAY_LEN(below) && n < max; i++)
         out[n++] = below[i];
     return n;

@@ -7,12 +7,24 @@
  * driver refuses is made again as the program asked. While a stream captures,
  * nothing is rewritten or held: the capture gets the program's own launch.
  * The epoch and the stream tracker see a held launch as work at once: what it
- * writes is not readable until the next flush point issues it. */
+ * writes is not readable until the next flush point issues it. When a feature
+ * uses the launch-sequence detector, it sees each launch once, here. */
 #include "core/hooks.h"
 #include "core/log.h"
 #include "hooks/dispatch.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
+
+/* The sequence detector's feed (tracking/sequence.h): a launch that cannot be
+ * part of a sequence ends this thread's segment; one the driver accepted as it
+ * came (not held, not attributed) is appended. */
+static void feed_sequences(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
+{
+    if (!ga_seq_learnable(l->stream, l->per_thread, l->params, l->extra))
+        ga_seq_flush(rt);
+    if (r == CUDA_SUCCESS && !l->held && !l->attributed)
+        ga_seq_launch(rt, l->f, l->grid, l->block, l->shmem, l->stream);
+}
 
 /* Rewrite, hold or launch; returns the driver's (or the holder's) answer. */
 static CUresult launch(const ga_rt_t *rt, ga_id_t id, ga_launch_t *l)
@@ -64,6 +76,8 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
         (ga_d.n_rewrite || ga_d.n_before_launch))
         ga_kernel_note_launched(l.original);
     GA_EACH(launch_done, rt, &l, r);
+    if (ga_d.sequences)
+        feed_sequences(rt, &l, r);
     ga_work_end(rt, r, hStream, l.per_thread, true);
     if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))
         (void)ga_kernel_info(rt, f); /* logs the name on first sight */

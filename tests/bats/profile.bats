@@ -81,10 +81,23 @@ profiled() { # PREFIX PROG ARGS...
     [ "$(py "$T/p" 'd["copies"]["small_dtoh_reads"]')" = 257 ]
     [ "$(py "$T/p" 'd["allocations"]["count"], d["allocations"]["failed"]')" = "1 1" ]
     [ "$(py "$T/p" 'sorted(k["name"] for k in d["kernels"]["list"])')" = "['add', 'fill']" ]
-    # 20 "add" launches alternate between two streams: one 10-launch topology, twice
-    [ "$(py "$T/p" '[(s["length"], s["repeats"]) for s in d["sequences"]["list"]]')" = "[(10, 2)]" ]
+    # 20 "add" launches alternate between two streams: each launch on the other
+    # stream ends the thread's segment (the boundaries graphs learns on), so with
+    # "fill" that is 21 segments of one launch and no repeated sequence
+    [ "$(py "$T/p" 'd["sequences"]["segments"], d["sequences"]["single_launch_segments"]')" = "21 21" ]
+    [ "$(py "$T/p" 'd["sequences"]["list"]')" = "[]" ]
     [ "$(py "$T/p" '[o["feature"] for o in d["opportunities"]]')" = "['coalesce', 'pool', 'graphs', 'tune', 'kernels']" ]
     grep -q '"cat":"driver","ph":"X"' "$T/p.trace.json"
+}
+
+@test "with graphs on: the profile counts exactly the segments graphs learns from" {
+    command -v python3 >/dev/null || skip "no python3"
+    run env GPUACCEL_GRAPHS=1 GPUACCEL_LOG=info GPUACCEL_PROFILE="$T/g" LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" timeout 120 "$PROGS/graphs_prog" "$PTX"
+    [ "$status" -eq 0 ]
+    learned=$(echo "$output" | sed -n 's/^gpuaccel: graphs: segments=\([0-9]*\) .*/\1/p')
+    [ -n "$learned" ] && [ "$learned" -gt 0 ]
+    [ "$(py "$T/g" 'd["sequences"]["segments"]')" = "$learned" ]
 }
 
 @test "the unit test's synthetic profiles validate too" {

@@ -1,11 +1,10 @@
 /* graphs.c - repeated launch sequences replayed as CUDA graphs (GPUACCEL_GRAPHS).
  *
- * Learning: each thread records the run of launches it makes on one stream
- * between flush points (a segment) as a topology: (function, grid, block,
- * shared memory) per launch. A topology of at least GPUACCEL_GRAPH_MIN launches
- * seen twice becomes a candidate. A segment that reaches MAX_SEGMENT launches
- * without a flush point and repeats one unit is cut into pieces of whole units
- * (cut_periodic).
+ * Learning: the launch-sequence detector (tracking/sequence.h) hands over
+ * each segment (the run of launches one thread makes on one stream between
+ * flush points; a long run that repeats one unit, in pieces of whole units)
+ * as a topology: (function, grid, block, shared memory) per launch. A topology
+ * of at least GPUACCEL_GRAPH_MIN launches seen twice becomes a candidate.
  * Replaying: a launch that matches the first node of a candidate is held (its
  * parameters copied, not launched); so are the next ones while they match.
  * When the whole sequence has arrived, the graph (built from the first held
@@ -51,20 +50,15 @@
 #include "core/log.h"
 #include "features/feature.h"
 #include "tracking/registry.h"
+#include "tracking/sequence.h"
 #include "tracking/streams.h"
 
 enum {
-    MAX_SEGMENT = 4096,   /* longer runs are not learned */
-    MAX_PERIOD = 256,     /* longest repeating unit found inside a segment */
-    CHUNK = 256,          /* a periodic segment is learned in pieces of about this many */
     LONG_NODE_NS = 50000, /* a node longer than this: the graph cannot pay back */
     WATCHDOG_NS = 2000000,
 };
 
-typedef struct node_key {
-    const void *f;
-    unsigned grid[3], block[3], shmem;
-} node_key_t;
+typedef ga_seq_node_t node_key_t; /* a launch, as the sequence detector hands it over */
 
 typedef struct topo {
     uint64_t hash;
@@ -117,69 +111,10 @@ static unsigned n_built;    /* guarded by lock */
 static held_t held;         /* guarded by lock */
 static uint64_t use_clock;  /* guarded by lock */
 static bool watchdog_started; /* guarded by lock */
+static const ga_rt_t *graphs_rt; /* guarded by lock; set at init, before subscribing */
 _Atomic bool ga_graphs_held;  /* a sequence is held: flush points must flush */
 static _Atomic uint64_t seen, built, replays, fallbacks, fallback_mismatch, fallback_flush,
     fallback_timeout, long_skipped;
-
-/* The learning state of one thread: the segment it is recording. On the heap
- * (growing as needed), reached through a pointer in thread-local storage: a
- * large TLS block would keep the library from being dlopen()ed, and the key's
- * destructor frees it when the thread ends. */
-typedef struct segment {
-    CUstream stream;
-    unsigned n, cap;
-    node_key_t *nodes;
-    bool overflow;
-} segment_t;
-
-static __thread segment_t *tl_seg;
-static pthread_key_t seg_key;
-static pthread_once_t seg_once = PTHREAD_ONCE_INIT;
-
-static void seg_free(void *p)
-{
-    segment_t *sg = p;
-    if (sg)
-        free(sg->nodes);
-    free(sg);
-}
-
-static void seg_key_init(void)
-{
-    pthread_key_create(&seg_key, seg_free);
-}
-
-static segment_t *segment(void)
-{
-    if (GA_LIKELY(tl_seg != NULL))
-        return tl_seg;
-    pthread_once(&seg_once, seg_key_init);
-    tl_seg = calloc(1, sizeof *tl_seg);
-    if (tl_seg)
-        pthread_setspecific(seg_key, tl_seg);
-    return tl_seg;
-}
-
-
-static uint64_t hash_nodes(const node_key_t *k, unsigned n)
-{
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *p = (const unsigned char *)k;
-    for (size_t i = 0; i < n * sizeof *k; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h ^ n;
-}
-
-static node_key_t key_of(CUfunction f, const unsigned g[3], const unsigned b[3], unsigned shmem)
-{
-    node_key_t k;
-    memset(&k, 0, sizeof k); /* hashed as bytes: no padding garbage */
-    k.f = f;
-    memcpy(k.grid, g, sizeof k.grid);
-    memcpy(k.block, b, sizeof k.block);
-    k.shmem = shmem;
-    return k;
-}
 
 static unsigned filter_bit(const node_key_t *k)
 {
@@ -239,11 +174,14 @@ static void kill_locked(const ga_rt_t *rt, topo_t *t)
     index_locked(rt, t);
 }
 
-/* Count one sighting of the topology nodes[0..n). */
-static void count_topology(const ga_rt_t *rt, const node_key_t *nodes, unsigned n)
+/* The sequence detector's sink: count one sighting of the topology
+ * nodes[0..n). */
+static void count_topology(const node_key_t *nodes, unsigned n, CUstream s)
 {
-    uint64_t h = hash_nodes(nodes, n);
+    (void)s;
+    uint64_t h = ga_seq_hash(nodes, n);
     pthread_mutex_lock(&lock);
+    const ga_rt_t *rt = graphs_rt;
     topo_t *t;
     HASH_FIND(hh, topos, &h, sizeof h, t);
     if (!t) {
@@ -262,83 +200,6 @@ static void count_topology(const ga_rt_t *rt, const node_key_t *nodes, unsigned 
         index_locked(rt, t);
     pthread_mutex_unlock(&lock);
     atomic_fetch_add_explicit(&seen, 1, memory_order_relaxed);
-}
-
-/* The segment this thread was recording ended: count its topology. */
-static void end_segment(const ga_rt_t *rt)
-{
-    segment_t *sg = tl_seg;
-    if (!sg)
-        return;
-    unsigned n = sg->n;
-    bool over = sg->overflow;
-    sg->n = 0;
-    sg->overflow = false;
-    sg->stream = NULL;
-    if (!over && n > 0)
-        count_topology(rt, sg->nodes, n);
-}
-
-/* The smallest p <= MAX_PERIOD with nodes[i] == nodes[i - p] for every i, or
- * 0: n minus the longest proper border, from the KMP prefix function (O(n)). */
-static unsigned period_of(const node_key_t *nodes, unsigned n)
-{
-    unsigned *pi = n ? malloc(n * sizeof *pi) : NULL;
-    if (!pi)
-        return 0;
-    pi[0] = 0;
-    for (unsigned i = 1; i < n; i++) {
-        unsigned k = pi[i - 1];
-        while (k && memcmp(&nodes[i], &nodes[k], sizeof *nodes))
-            k = pi[k - 1];
-        pi[i] = k + !memcmp(&nodes[i], &nodes[k], sizeof *nodes);
-    }
-    unsigned p = n - pi[n - 1];
-    free(pi);
-    return p <= MAX_PERIOD && 2 * p <= n ? p : 0;
-}
-
-/* A segment that reached MAX_SEGMENT launches without a flush point would be
- * lost (a shorter one is learned whole at its flush point). If it repeats one
- * unit (a loop launching the same kernels with no sync between iterations),
- * cut it into equal pieces of whole units (about CHUNK launches each), count
- * two of them as two sightings of one topology, and keep the rest, which
- * starts on a unit boundary, where holding can begin. */
-static void cut_periodic(const ga_rt_t *rt, segment_t *sg)
-{
-    unsigned p = period_of(sg->nodes, sg->n);
-    unsigned c = p ? (CHUNK + p - 1) / p * p : 0;
-    if (!p || 2 * c > sg->n || c < rt->cfg.graph_min)
-        return;
-    count_topology(rt, sg->nodes, c);
-    count_topology(rt, sg->nodes + c, c);
-    unsigned cut = sg->n / c * c;
-    sg->n -= cut;
-    memmove(sg->nodes, sg->nodes + cut, sg->n * sizeof *sg->nodes);
-}
-
-void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
-                        const unsigned block[3], unsigned shmem, CUstream s)
-{
-    node_key_t k = key_of(f, grid, block, shmem);
-    segment_t *sg = segment();
-    if (!sg)
-        return;
-    if (sg->n && sg->stream != s)
-        end_segment(rt); /* a launch on another stream ends this thread's segment */
-    sg->stream = s;
-    if (sg->n == sg->cap && sg->cap < MAX_SEGMENT) {
-        unsigned cap = sg->cap ? 2 * sg->cap : 64;
-        node_key_t *more = realloc(sg->nodes, cap * sizeof *more);
-        if (more)
-            sg->nodes = more, sg->cap = cap;
-    }
-    if (sg->n < sg->cap)
-        sg->nodes[sg->n++] = k;
-    else
-        sg->overflow = true;
-    if (!sg->overflow && sg->n == MAX_SEGMENT)
-        cut_periodic(rt, sg);
 }
 
 /* ---- issuing held launches (under lock) ----------------------------------------- */
@@ -404,8 +265,6 @@ void ga_graphs_flush(const ga_rt_t *rt)
             fallback_locked(rt, &fallback_flush);
         pthread_mutex_unlock(&lock);
     }
-    if (tl_seg && tl_seg->n)
-        end_segment(rt);
 }
 
 /* ---- the graph ------------------------------------------------------------------ */
@@ -624,10 +483,9 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
                                     const unsigned block[3], unsigned shmem, CUstream s,
                                     bool per_thread, void **kernelParams, void **extra)
 {
-    bool pt_stream = s == CU_STREAM_PER_THREAD || (s == NULL && per_thread);
-    node_key_t k = key_of(f, grid, block, shmem);
-    if (pt_stream || extra || !kernelParams || ga_serving_off()) {
-        ga_graphs_flush(rt);
+    node_key_t k = ga_seq_node(f, grid, block, shmem);
+    if (!ga_seq_learnable(s, per_thread, kernelParams, extra)) {
+        ga_graphs_flush(rt); /* (the hooks end the detector's segment too) */
         return GA_GRAPH_LAUNCH;
     }
     /* Nothing held and no candidate starts here: the common launch, no lock. */
@@ -688,8 +546,6 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
 
 /* ---- the watchdog ------------------------------------------------------------------ */
 
-static const ga_rt_t *watch_rt; /* guarded by lock */
-
 /* Programs may wait for a kernel without calling CUDA (polling host-mapped
  * memory). Held launches older than WATCHDOG_NS are issued from here. */
 static void *watchdog(void *arg)
@@ -705,7 +561,7 @@ static void *watchdog(void *arg)
         struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
         pthread_cond_timedwait(&wake, &lock, &ts);
         if (held.topo && ga_now_ns() >= held.since + WATCHDOG_NS)
-            fallback_locked(watch_rt, &fallback_timeout);
+            fallback_locked(graphs_rt, &fallback_timeout);
     }
     return NULL;
 }
@@ -731,8 +587,11 @@ static void start_watchdog_locked(void)
 void ga_graphs_init(const ga_rt_t *rt)
 {
     pthread_mutex_lock(&lock);
-    watch_rt = rt;
+    graphs_rt = rt;
     pthread_mutex_unlock(&lock);
+    if (!ga_seq_subscribe(count_topology))
+        ga_warn("graphs: the sequence detector has no room for another subscriber: "
+                "nothing is learned");
 }
 
 /* Forget every topology (and destroy built graphs, unless their context is gone). */
@@ -819,8 +678,6 @@ static void fork_child(void)
     memset(&held, 0, sizeof held);
     watchdog_started = false;
     atomic_store(&ga_graphs_held, false);
-    if (tl_seg)
-        tl_seg->n = 0;
 }
 
 static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
@@ -834,12 +691,6 @@ static bool graphs_hold(const ga_rt_t *rt, const ga_launch_t *l, CUresult *r)
         return false;
     *r = CUDA_SUCCESS;
     return true;
-}
-
-static void graphs_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
-{
-    if (r == CUDA_SUCCESS && !l->held && !l->attributed)
-        ga_graphs_launched(rt, l->f, l->grid, l->block, l->shmem, l->stream);
 }
 
 static void graphs_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
@@ -858,13 +709,12 @@ const ga_feature_t ga_feature_graphs = {
               GA_ID_cuGraphInstantiateWithFlags, GA_ID_cuGraphExecKernelNodeSetParams_v2,
               GA_ID_cuGraphLaunch, GA_ID_cuFuncGetParamInfo, GA_ID_cuKernelGetParamInfo},
     .n_needs = 7,
-    .uses = GA_USES_STREAMS,
+    .uses = GA_USES_STREAMS | GA_USES_SEQUENCES,
     .init = ga_graphs_init,
     .report = graphs_report,
     .fork = &fork_ops,
     .hold = graphs_hold,
     .flush = graphs_flush,
-    .launch_done = graphs_launch_done,
     .ctx_gone = ga_graphs_ctx_gone,
     .unload = ga_graphs_unload,
 };

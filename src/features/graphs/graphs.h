@@ -19,11 +19,8 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
                                     const unsigned block[3], unsigned shmem, CUstream s,
                                     bool per_thread, void **kernelParams, void **extra);
 
-/* After a launch the program's way succeeded: learn it. */
-void ga_graphs_launched(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
-                        const unsigned block[3], unsigned shmem, CUstream s);
-
-/* A flush point: issue held launches, end this thread's learning segment. */
+/* A flush point: issue held launches (learning is the sequence detector's:
+ * tracking/sequence.h). */
 void ga_graphs_flush(const ga_rt_t *rt);
 
 void ga_graphs_init(const ga_rt_t *rt);

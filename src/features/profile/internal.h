@@ -25,6 +25,7 @@
 
 #include "features/profile/format.h"
 #include "features/profile/profile.h"
+#include "tracking/sequence.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -43,7 +44,6 @@ enum {
     MAX_STREAMS = 256,   /* power of two */
     MAX_SEQS = 4096,     /* power of two */
     SEQ_NAMES = 4,       /* kernels named per sequence in the report */
-    MAX_SEG = 4096,      /* a segment this long is closed even without a sync */
     MAX_LIVE = 1 << 16,  /* live allocations whose size is remembered */
     FREED_SLOTS = 256,   /* recently freed sizes, for churn */
     MAX_COUNTERS = 64,
@@ -75,16 +75,14 @@ typedef struct kern {
     kcfg_t cfg[MAX_CONFIGS];
 } kern_t;
 
-/* A stream's current segment: the launches since its last sync point. */
-typedef struct seg {
+/* A stream's track on the GPU (kernel timing): one per stream, and one per
+ * thread for per-thread default streams. */
+typedef struct track {
     bool used;
     CUstream s;
     uint32_t tid;     /* per-thread default streams are one per thread */
-    uint64_t hash;
-    uint32_t len;
-    uint32_t first[SEQ_NAMES];
     uint64_t gpu_end; /* where its last kernel ended on the GPU track */
-} seg_t;
+} track_t;
 
 typedef struct seq {
     uint64_t hash; /* 0: empty */
@@ -110,12 +108,12 @@ typedef struct counter {
 
 typedef struct pending {
     CUevent start, end;
-    uint32_t kern, seg;
+    uint32_t kern, track;
     uint64_t host_ns;
 } pending_t;
 
 typedef struct gpu_ev {
-    uint32_t kern, seg;
+    uint32_t kern, track;
     uint64_t ts, dur;
 } gpu_ev_t;
 
@@ -141,10 +139,10 @@ typedef struct prof {
     _Atomic unsigned nkern;
     uint64_t launches;
 
-    seg_t seg[MAX_STREAMS];
-    uint16_t seg_used[MAX_STREAMS];
-    unsigned nseg_used;
-    uint64_t seg_dropped;
+    track_t track[MAX_STREAMS];
+    uint16_t track_used[MAX_STREAMS];
+    unsigned ntrack_used;
+    uint64_t track_dropped;
     seq_t seq[MAX_SEQS];
     unsigned nseq;
     uint64_t segments, singles, seq_dropped;
@@ -225,15 +223,16 @@ extern const char *const ga_prof_dir_name[N_DIRS];
 /* Is `s` (launched through a _ptsz entry point if per_thread) a per-thread stream? */
 bool ga_prof_per_thread(CUstream s, bool per_thread);
 
-/* Close a segment: count its sequence (under lock). */
-void ga_prof_seg_close(seg_t *g);
+/* The sequence detector's sink (tracking/sequence.h, subscribed at init): a
+ * segment ended; count its sequence. Takes the lock. */
+void ga_prof_sequence(const ga_seq_node_t *nodes, unsigned n, CUstream s);
 
 /* ---- ktime.c: kernel timing with events ------------------------------------------ */
 /* Find the event functions (GPUACCEL_PROFILE_KERNELS=1): sets p->ktiming, p->knote. */
 void ga_prof_resolve_timing(prof_t *p, const ga_rt_t *rt);
 
-/* After launch k (segment g, NULL if untracked) succeeded on s: its end event. */
-void ga_prof_kernel_end(unsigned k, seg_t *g, CUstream s, bool per_thread);
+/* After launch k (GPU track g, NULL if untracked) succeeded on s: its end event. */
+void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread);
 
 /* Harvest up to `max` finished launches; `wait` blocks on each (at exit). */
 void ga_prof_collect(unsigned max, bool wait);

@@ -79,13 +79,13 @@ static void account_kernel(const pending_t *pd, uint64_t ns) /* under lock */
     k->gpu_ns += ns;
     k->timed++;
     ga_prof->timed++;
-    seg_t *g = &ga_prof->seg[pd->seg];
+    track_t *g = &ga_prof->track[pd->track];
     /* A kernel starts no earlier than its launch, nor before the previous
      * kernel on its stream ended: the GPU track is placed from that. */
     uint64_t ts = pd->host_ns > g->gpu_end ? pd->host_ns : g->gpu_end;
     g->gpu_end = ts + ns;
     if (ga_prof->ngpu < GPU_LIMIT)
-        ga_prof->gpu[ga_prof->ngpu++] = (gpu_ev_t){pd->kern, pd->seg, ts, ns};
+        ga_prof->gpu[ga_prof->ngpu++] = (gpu_ev_t){pd->kern, pd->track, ts, ns};
     else
         ga_prof->gpu_dropped++;
 }
@@ -157,7 +157,7 @@ void ga_profile_kernel_begin(const ga_rt_t *rt, CUstream s, bool per_thread)
 }
 
 /* After the launch: the end event, and the pair queued for collection. */
-void ga_prof_kernel_end(unsigned k, seg_t *g, CUstream s, bool per_thread)
+void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread)
 {
     CUstream hs = record_stream(s, per_thread);
     unsigned gen = atomic_load_explicit(&ga_prof_gen, memory_order_relaxed);
@@ -173,7 +173,7 @@ void ga_prof_kernel_end(unsigned k, seg_t *g, CUstream s, bool per_thread)
     pthread_mutex_lock(&ga_prof_lock);
     if (ok && g && ga_prof->ring_tail - ga_prof->ring_head < RING) {
         ga_prof->ring[ga_prof->ring_tail++ % RING] =
-            (pending_t){tl_start, end, k, (uint32_t)(g - ga_prof->seg), host};
+            (pending_t){tl_start, end, k, (uint32_t)(g - ga_prof->track), host};
         tl_start = NULL;
     } else {
         give_event(end);

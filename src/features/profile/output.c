@@ -70,15 +70,13 @@ static void trace_cb(ga_out_t *o, const void *arg)
 }
 
 /* What the writers read besides the tables: the driver calls' counts and times
- * (from stats), and the segments still open at exit. */
+ * (from stats). */
 static void gather(void)
 {
     for (unsigned id = 0; id < GA_N_ENTRIES; id++) {
         ga_prof->calls[id] = ga_stats_calls((ga_id_t)id);
         ga_prof->ns[id] = ga_stats_ns((ga_id_t)id);
     }
-    for (unsigned i = 0; i < ga_prof->nseg_used; i++) /* the segments still open at exit */
-        ga_prof_seg_close(&ga_prof->seg[ga_prof->seg_used[i]]);
 }
 
 static bool write_files(bool from_signal)
@@ -100,6 +98,12 @@ static bool write_all(bool from_signal)
     ga_prof->pid = (uint64_t)getpid();
     if (!from_signal && ga_prof->ktiming)
         ga_prof_collect(RING, true);
+    /* The writing thread's segment still open at exit counts (before the lock:
+     * the sink takes it). Not from a signal, which may have interrupted this
+     * thread in the detector; nor other threads' segments, which only their
+     * own thread may read. */
+    if (!from_signal)
+        ga_seq_open(ga_prof_sequence);
     /* A signal may have interrupted a thread holding the lock: never wait for
      * it there. The tables are fixed and published key-last, so reading them
      * mid-update yields at worst a count off by one. */

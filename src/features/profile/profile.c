@@ -97,6 +97,9 @@ void ga_profile_init(const ga_rt_t *rt)
     read_command(p);
     ga_prof_resolve_timing(p, rt);
     start(p);
+    if (!ga_seq_subscribe(ga_prof_sequence))
+        ga_warn("profile: the sequence detector has no room for another subscriber: no "
+                "repeated sequences are counted");
     ga_prof_install_signals();
     ga_debug("profiling to %s.{txt,json,trace.json}; kernel timing %s", p->path, p->knote);
 }
@@ -175,12 +178,6 @@ static void prof_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r
         ga_profile_launch(rt, l->f, l->grid, l->block, l->shmem, l->stream, l->per_thread);
 }
 
-static void prof_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
-{
-    (void)rt;
-    ga_profile_sync_point(what == GA_FLUSH_ALL ? GA_NOSTREAM : s);
-}
-
 static bool prof_on(const ga_config_t *c)
 {
     return c->profile && *c->profile;
@@ -198,7 +195,7 @@ const ga_feature_t ga_feature_profile = {
     .init = ga_profile_init,
     .exit = ga_profile_write,
     .fork = &fork_ops,
-    .flush = prof_flush,
+    .uses = GA_USES_SEQUENCES,
     .alloc_done = prof_alloc_done,
     .free_done = prof_free_done,
     .copy_done = prof_copy_done,

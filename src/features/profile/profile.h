@@ -2,7 +2,9 @@
  * library features would help it.
  *
  * The feature is its descriptor, ga_feature_profile: the hooks tell it their
- * events (copies, allocations, launches, flush points, timed driver calls);
+ * events (copies, allocations, launches, timed driver calls), and the launch
+ * sequence detector (tracking/sequence.h) the segments it cuts, the same that
+ * graphs learns from;
  * at exit it writes FILE.txt (a report a person reads), FILE.json
  * (doc/profile-schema.json) and FILE.trace.json (Chrome trace-event format:
  * Perfetto, chrome://tracing). The functions below are what its handlers and
@@ -40,10 +42,6 @@ void ga_profile_kernel_begin(const ga_rt_t *rt, CUstream s, bool per_thread);
 /* After a successful launch of `f` (a CUfunction or CUkernel). */
 void ga_profile_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
                        const unsigned block[3], unsigned shmem, CUstream s, bool per_thread);
-
-/* A segment boundary for repeated-sequence detection: a sync, copy, free or
- * anything that flushes stream `s` (GA_NOSTREAM: every stream). */
-void ga_profile_sync_point(CUstream s);
 
 /* A feature's own counter, e.g. ("pool", "hits", 1). Both strings must live for
  * the whole process (string literals). */

@@ -1,8 +1,9 @@
 /* recorder.c - the profile's event recorder: what the hooks report of copies,
- * allocations, launches, sync points and the features' counters goes into the
- * state's tables (copies by direction and size, live allocations and churn,
- * kernels and their configurations, each stream's current segment of launches
- * and the sequences those segments repeat, counters).
+ * allocations, launches and the features' counters, and the segments the
+ * sequence detector (tracking/sequence.h) hands over, go into the state's
+ * tables (copies by direction and size, live allocations and churn, kernels
+ * and their configurations, each stream's GPU track, the sequences the
+ * segments repeat, counters).
  *
  * Owns: those tables, under ga_prof_lock; the kernel table's lock-free lookup.
  * Must never: call the driver while holding ga_prof_lock (a kernel's first
@@ -20,14 +21,6 @@ const uint64_t ga_prof_bucket_max[N_BUCKETS] = {256, 4096, 65536, 1u << 20, 0};
 const char *const ga_prof_bucket_name[N_BUCKETS] = {"<=256 B", "<=4 KiB", "<=64 KiB",
                                                     "<=1 MiB", ">1 MiB"};
 const char *const ga_prof_dir_name[N_DIRS] = {"htod", "dtoh", "dtod", "other"};
-
-/* A segment's running hash of its launches (FNV-1a's prime, with a fold). */
-static uint64_t mix(uint64_t h, uint64_t x)
-{
-    h ^= x;
-    h *= 0x100000001b3ull;
-    return h ^ (h >> 29);
-}
 
 /* A slot for a pointer (or a size) in a table of mask + 1: the mix's top bits. */
 static unsigned hash_ptr(const void *p, unsigned mask)
@@ -176,9 +169,9 @@ void ga_profile_counter(const char *feature, const char *name, uint64_t delta)
 
 /* ---- kernels, streams and sequences ---------------------------------------------- */
 
-/* Lock-free when the kernel is known; the first launch of a kernel asks the
- * registry (which may call the driver) before taking the lock to insert it. */
-static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
+/* A known kernel's slot, lock-free; MAX_KERNELS (the overflow slot) if f is
+ * not in the table. */
+static unsigned kernel_find(const void *f)
 {
     unsigned mask = MAX_KERNELS - 1, i = hash_ptr(f, mask);
     const void *h;
@@ -187,6 +180,17 @@ static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
             return i;
         i = (i + 1) & mask;
     }
+    return MAX_KERNELS;
+}
+
+/* Lock-free when the kernel is known; the first launch of a kernel asks the
+ * registry (which may call the driver) before taking the lock to insert it. */
+static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
+{
+    unsigned mask = MAX_KERNELS - 1, i = kernel_find(f);
+    const void *h;
+    if (i < MAX_KERNELS)
+        return i;
     if (atomic_load_explicit(&ga_prof->nkern, memory_order_relaxed) >= MAX_KERNELS * 3 / 4)
         return MAX_KERNELS;
     const ga_kernel_t *k = ga_kernel_info(rt, f);
@@ -233,8 +237,8 @@ bool ga_prof_per_thread(CUstream s, bool per_thread)
     return s == CU_STREAM_PER_THREAD || (per_thread && s == NULL);
 }
 
-/* The segment of stream `s` (under lock), or NULL when the table is full. */
-static seg_t *seg_get(CUstream s, bool per_thread)
+/* The GPU track of stream `s` (under lock), or NULL when the table is full. */
+static track_t *track_get(CUstream s, bool per_thread)
 {
     uint32_t tid = 0;
     if (ga_prof_per_thread(s, per_thread)) {
@@ -245,30 +249,39 @@ static seg_t *seg_get(CUstream s, bool per_thread)
     }
     unsigned mask = MAX_STREAMS - 1, i = (hash_ptr(s, mask) + tid) & mask;
     for (unsigned n = 0; n < MAX_STREAMS; n++, i = (i + 1) & mask) {
-        seg_t *g = &ga_prof->seg[i];
+        track_t *g = &ga_prof->track[i];
         if (g->used && g->s == s && g->tid == tid)
             return g;
         if (!g->used) {
-            if (ga_prof->nseg_used >= MAX_STREAMS * 3 / 4)
+            if (ga_prof->ntrack_used >= MAX_STREAMS * 3 / 4)
                 break;
-            *g = (seg_t){.used = true, .s = s, .tid = tid, .hash = 0xcbf29ce484222325ull};
-            ga_prof->seg_used[ga_prof->nseg_used++] = (uint16_t)i;
+            *g = (track_t){.used = true, .s = s, .tid = tid};
+            ga_prof->track_used[ga_prof->ntrack_used++] = (uint16_t)i;
             return g;
         }
     }
-    ga_prof->seg_dropped++;
+    ga_prof->track_dropped++;
     return NULL;
 }
 
-void ga_prof_seg_close(seg_t *g)
+/* A segment ended (its nodes as the sequence detector hands them over): one
+ * more sighting of its sequence, keyed by the nodes' hash, named by its first
+ * kernels. Every node's kernel was recorded at its launch, before the
+ * detector saw it. */
+void ga_prof_sequence(const ga_seq_node_t *nodes, unsigned n, CUstream s)
 {
-    if (!g->len)
+    (void)s;
+    if (!ga_profiling || !n)
         return;
+    uint32_t first[SEQ_NAMES] = {0};
+    for (unsigned i = 0; i < n && i < SEQ_NAMES; i++)
+        first[i] = kernel_find(nodes[i].f);
+    uint64_t h = n > 1 ? ga_seq_hash(nodes, n) | 1 : 0; /* never 0: 0 marks an empty slot */
+    pthread_mutex_lock(&ga_prof_lock);
     ga_prof->segments++;
-    if (g->len == 1) {
+    if (n == 1) {
         ga_prof->singles++;
     } else {
-        uint64_t h = mix(g->hash, g->len) | 1; /* never 0: 0 marks an empty slot */
         unsigned mask = MAX_SEQS - 1, i = (unsigned)(h >> 17) & mask;
         while (ga_prof->seq[i].hash && ga_prof->seq[i].hash != h)
             i = (i + 1) & mask;
@@ -276,47 +289,14 @@ void ga_prof_seg_close(seg_t *g)
         if (q->hash) {
             q->repeats++;
         } else if (ga_prof->nseq < MAX_SEQS * 3 / 4) {
-            q->len = g->len;
+            q->len = n;
             q->repeats = 1;
-            memcpy(q->first, g->first, sizeof q->first);
+            memcpy(q->first, first, sizeof q->first);
             q->hash = h;
             ga_prof->nseq++;
         } else {
             ga_prof->seq_dropped++;
         }
-    }
-    g->hash = 0xcbf29ce484222325ull;
-    g->len = 0;
-}
-
-static void seg_add(seg_t *g, unsigned k, const unsigned grid[3], const unsigned block[3],
-                    unsigned shmem)
-{
-    uint64_t h = mix(g->hash, k);
-    for (int d = 0; d < 3; d++)
-        h = mix(mix(h, grid[d]), block[d]);
-    g->hash = mix(h, shmem);
-    if (g->len < SEQ_NAMES)
-        g->first[g->len] = k;
-    if (++g->len == MAX_SEG)
-        ga_prof_seg_close(g);
-}
-
-void ga_profile_sync_point(CUstream s)
-{
-    if (!ga_profiling)
-        return;
-    pthread_mutex_lock(&ga_prof_lock);
-    if (s == CU_STREAM_LEGACY)
-        s = NULL;
-    uint32_t tid = ga_prof_thread_id();
-    for (unsigned i = 0; i < ga_prof->nseg_used; i++) {
-        seg_t *g = &ga_prof->seg[ga_prof->seg_used[i]];
-        /* The legacy stream waits for this thread's per-thread stream too. */
-        bool hit = s == GA_NOSTREAM || g->s == s ||
-                   (s == NULL && g->s == CU_STREAM_PER_THREAD && g->tid == tid);
-        if (hit)
-            ga_prof_seg_close(g);
     }
     pthread_mutex_unlock(&ga_prof_lock);
 }
@@ -335,9 +315,7 @@ void ga_profile_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
     kr->launches++;
     if (k < MAX_KERNELS)
         add_config(kr, grid, block, shmem);
-    seg_t *g = seg_get(s, per_thread);
-    if (g)
-        seg_add(g, k, grid, block, shmem);
+    track_t *g = ga_prof->ktiming ? track_get(s, per_thread) : NULL;
     pthread_mutex_unlock(&ga_prof_lock);
     if (ga_prof->ktiming)
         ga_prof_kernel_end(k, g, s, per_thread);

@@ -148,8 +148,8 @@ static void text_kernels(ga_out_t *o, const summary_t *s)
 static void text_seqs(ga_out_t *o)
 {
     unsigned n = ga_prof_sorted_seqs();
-    ga_out_s(o, "\nRepeated launch sequences (same kernels and configurations on a stream between "
-                "syncs)\n  segments ");
+    ga_out_s(o, "\nRepeated launch sequences (same kernels and configurations, by one thread on "
+                "one stream between flush points)\n  segments ");
     ga_out_count(o, ga_prof->segments), ga_out_s(o, " ("), ga_out_count(o, ga_prof->singles);
     ga_out_s(o, " of one launch), distinct sequences "), ga_out_count(o, ga_prof->nseq);
     ga_out_s(o, "\n");

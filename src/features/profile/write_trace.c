@@ -66,9 +66,9 @@ static uint64_t trace_host(ga_out_t *o)
 
 static void trace_gpu(ga_out_t *o)
 {
-    for (unsigned i = 0; i < ga_prof->nseg_used && ga_prof->ngpu; i++) {
-        unsigned si = ga_prof->seg_used[i];
-        const seg_t *g = &ga_prof->seg[si];
+    for (unsigned i = 0; i < ga_prof->ntrack_used && ga_prof->ngpu; i++) {
+        unsigned si = ga_prof->track_used[i];
+        const track_t *g = &ga_prof->track[si];
         if (g->s == CU_STREAM_PER_THREAD)
             trace_meta(o, "thread_name", GPU_TID_BASE + si, "GPU per-thread stream of thread ",
                        g->tid, false);
@@ -78,7 +78,7 @@ static void trace_gpu(ga_out_t *o)
     }
     for (unsigned i = 0; i < ga_prof->ngpu; i++) {
         const gpu_ev_t *e = &ga_prof->gpu[i];
-        trace_x(o, ga_prof_kname(e->kern), "kernel", GPU_TID_BASE + e->seg, since_base(e->ts),
+        trace_x(o, ga_prof_kname(e->kern), "kernel", GPU_TID_BASE + e->track, since_base(e->ts),
                 e->dur);
     }
 }

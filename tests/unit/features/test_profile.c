@@ -19,6 +19,7 @@
 #include "core/stats.h"
 #include "stub_driver.h"
 #include "core/textfile.h"
+#include "tracking/sequence.h"
 
 /* ---- a minimal JSON DOM ---------------------------------------------------------- */
 typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype_t;
@@ -360,11 +361,21 @@ static void start(const char *name, bool kernels)
     ga_profile_init(&rt);
 }
 
+/* A launch as the hooks report it: to the profile (its launch_done), then to
+ * the sequence detector (hooks/launch.c feeds it after launch_done). */
 static void launch(CUfunction f, unsigned g, unsigned b, CUstream s)
 {
     const unsigned grid[3] = {g, 1, 1}, block[3] = {b, 1, 1};
     ga_profile_kernel_begin(&rt, s, false);
     ga_profile_launch(&rt, f, grid, block, 0, s, false);
+    ga_seq_launch(&rt, f, grid, block, 0, s);
+}
+
+/* A flush point on this thread, as ga_flush (hooks/dispatch.h) reports it:
+ * the detector ends the thread's segment, whatever stream was named. */
+static void flush_point(void)
+{
+    ga_seq_flush(&rt);
 }
 
 static const json_t *opportunity(const json_t *j, const char *feature)
@@ -436,7 +447,7 @@ static void scenario_busy(void)
         for (int k = 0; k < 4; k++)
             launch((CUfunction)&k_add, 64, 128, s1);
         launch((CUfunction)&k_scan, 1, 1024, s1);
-        ga_profile_sync_point(s1);
+        flush_point();
     }
     for (unsigned g = 1; g <= 12; g++) /* more configurations than are kept */
         launch((CUfunction)&k_norm, g, 32, NULL);
@@ -504,7 +515,7 @@ static void scenario_quiet(void)
     for (int i = 0; i < 10; i++)
         ga_profile_copy(GA_COPY_DTOH, 8, 300);
     launch((CUfunction)&k_fill, 1, 32, NULL);
-    ga_profile_sync_point(GA_NOSTREAM);
+    flush_point();
     launch((CUfunction)&k_add, 1, 32, NULL);
     launch((CUfunction)&k_add, 2, 32, NULL);
     json_t *j = finish("quiet", NULL);
@@ -529,7 +540,7 @@ static void scenario_timed(void)
     for (int it = 0; it < 20; it++) {
         for (int k = 0; k < 6; k++)
             launch((CUfunction)&k_add, 8, 128, s);
-        ga_profile_sync_point(s);
+        flush_point();
     }
     json_t *tr = NULL, *j = finish("timed", &tr);
     if (!j)

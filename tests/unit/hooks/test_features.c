@@ -31,6 +31,7 @@ int main(void)
           ga_d.rewrite_of[1] == &ga_feature_tune);
     CHECK(ga_d.n_alloc == 1 && ga_d.alloc_of[0] == &ga_feature_pool);
     CHECK(ga_d.n_read == 1 && ga_d.n_hold == 1 && ga_d.n_alloc_done == 0 && !ga_d.timed);
+    CHECK(ga_d.sequences); /* graphs learns from the sequence detector: the hooks feed it */
 
     rt.drv.fn[GA_ID_cuGraphExecKernelNodeSetParams_v2] = NULL; /* an old driver */
     rt.drv.fn[GA_ID_cuLibraryLoadData] = NULL;
@@ -38,6 +39,7 @@ int main(void)
     CHECK(!rt.cfg.graphs && !rt.cfg.kernels);
     CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.tune);
     CHECK(ga_d.n_hold == 0 && ga_d.n_rewrite == 1);
+    CHECK(!ga_d.sequences);
 
     rt.cfg.coalesce = false;
     rt.drv.fn[GA_ID_cuEventQuery] = NULL;
@@ -51,11 +53,14 @@ int main(void)
     check_and_enable(&rt);
     CHECK(rt.calls && ga_d.timed && ga_d.n_alloc_done == 2 && ga_d.n_span == 1);
     CHECK(ga_d.alloc_done_of[0] == &ga_feature_tuner && ga_d.alloc_done_of[1] == &ga_feature_profile);
-    CHECK(ga_d.n_flush == 1 && rt.per_call);
+    /* the profile takes no flush event: its sequences come from the detector,
+     * which the flush points feed */
+    CHECK(ga_d.n_flush == 0 && ga_d.sequences && rt.per_call);
 
     /* pass-through: nothing at all */
     rt.active = false;
     check_and_enable(&rt);
     CHECK(!rt.track && !rt.calls && !rt.per_call && ga_d.n_flush == 0 && ga_d.n_launch_done == 0);
+    CHECK(!ga_d.sequences);
     return check_done("test_features");
 }
