@@ -47,10 +47,16 @@ enum {
     GA_SEQ_MAX_SINKS = 4,
 };
 
+/* Compared and hashed as bytes, so it has no padding: `zero` fills what the
+ * compiler would otherwise leave undefined in a copy (a struct assignment
+ * need not copy padding: learning failed when it held junk). */
 typedef struct ga_seq_node {
     const void *f;
     unsigned grid[3], block[3], shmem;
+    unsigned zero;
 } ga_seq_node_t;
+_Static_assert(sizeof(ga_seq_node_t) == sizeof(void *) + 8 * sizeof(unsigned),
+               "ga_seq_node_t must have no padding");
 
 typedef void (*ga_seq_sink_fn)(const ga_seq_node_t *nodes, unsigned n, CUstream s);
 
