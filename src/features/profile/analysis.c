@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-/* Estimates, from DESIGN.md's measurements on an H200: what each feature's
+/* Estimates, from measurements on an H200 (driver 580): what each feature's
  * replacement costs. */
 #define COALESCED_READ_NS 500u /* a read served from the library's window */
 #define POOLED_PAIR_NS 2000u   /* an allocation and free served from the cache */
@@ -42,7 +42,7 @@ void ga_prof_summarize(summary_t *s)
     }
     for (unsigned i = 0; i < MAX_SEQS; i++) {
         const seq_t *q = &ga_prof->seq[i];
-        /* Graphs replay from a sequence's third sighting (DESIGN.md). */
+        /* Graphs replay a sequence from its third sighting on. */
         if (q->hash && q->len >= ga_prof->graph_min && q->repeats >= 3) {
             s->seq_nodes += (uint64_t)q->len * (q->repeats - 2);
             s->seq_count++;
