@@ -79,9 +79,10 @@ static void *route_dlsym(const char *name, void *p)
     const ga_rt_t *rt = ga_rt();
     if (!rt) /* no libcuda loaded (a probe for CUDA), or initialization under way */
         return ours ? ga_real_slow((ga_id_t)id) : p;
+    bool wrap = rt->active && !rt->direct;
     if (ours) /* RTLD_DEFAULT found our export: valid only if the driver has it */
-        return rt->drv.fn[id] ? (rt->active ? p : rt->drv.fn[id]) : NULL;
-    if (!rt->active)
+        return rt->drv.fn[id] ? (wrap ? p : rt->drv.fn[id]) : NULL;
+    if (!wrap)
         return p;
     int rid = ga_driver_id_of(&rt->drv, p, name);
     if (rid >= 0)

@@ -22,6 +22,9 @@ typedef struct ga_rt {
     bool epochs; /* coalescing reads the write epoch: bump it */
     bool calls;  /* a feature sees every intercepted call (the tuner's gate) */
     bool per_call; /* plain calls concern a feature: tracked, flushed or seen */
+    bool direct;   /* no feature is on and no call is counted for the log: the
+                    * doors hand out the driver's own entry points, and the
+                    * exported wrappers only count (hooks/features.c) */
 } ga_rt_t;
 
 extern _Atomic(const ga_rt_t *) ga_rt_published;

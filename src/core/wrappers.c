@@ -6,7 +6,9 @@
  * them, bumps the write epoch (if the entry may write device memory) and notes
  * work on its stream (streams.h: ga_work_begin/ga_work_end). A hooked one
  * hands the call to its feature hook. In pass-through (GPUACCEL=0, secure
- * execution, or before initialization) both call the driver and nothing else. */
+ * execution, or before initialization) both call the driver and nothing else;
+ * with no feature on (rt->direct) both count the call and call the driver, and
+ * the doors hand out the driver's own pointers instead of these. */
 #include "core/wrappers.h"
 
 #include "core/fault.h"
@@ -58,6 +60,11 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        if (GA_UNLIKELY(rt_->direct)) { /* no feature: the driver's answer, counted */   \
+            CUresult r0_ = real_ args;                                                  \
+            ga_span_end(&span_, r0_);                                                   \
+            return r0_;                                                                 \
+        }                                                                               \
         if (GA_UNLIKELY(rt_->calls))                                                    \
             ga_hooks_call_enter();                                                      \
         CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \

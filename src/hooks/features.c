@@ -86,6 +86,13 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     ga_seq_reset();
     build();
     rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0 || ga_d.sequences;
+    /* Nothing to do with any call: stay out of the way. Programs get the
+     * driver's own entry points from the doors, as with GPUACCEL=0, unless the
+     * log will list the calls seen (info and above count every call). */
+    bool any = false;
+    for (unsigned i = 0; i < GA_N_FEATURES; i++)
+        any |= ga_d.on[i];
+    rt->direct = !any && !ga_log_enabled(GA_LOG_INFO);
     ga_stats_timing = ga_d.n_span > 0;
 }
 

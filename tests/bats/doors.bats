@@ -67,6 +67,19 @@ compare() {
     [[ "$output" == *"result ok=1"* ]]
 }
 
+@test "no feature on: the doors hand out the driver's own entry points; a feature or the call log brings the wrappers back" {
+    run shim "$PROGS/door_where"
+    echo "off: $output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "dlsym=libcuda.so.1 getproc=libcuda.so.1" ]
+    for setting in GPUACCEL_POOL=1 GPUACCEL_LOG=info "GPUACCEL_PROFILE=$BATS_TEST_TMPDIR/p"; do
+        run env $setting LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_where"
+        echo "$setting: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"dlsym=libgpuaccel.so"*" getproc=libgpuaccel.so"* ]]
+    done
+}
+
 @test "pool on: same results, allocations served from the cache" {
     export GPUACCEL_POOL=1
     compare "$PROGS/door_getproc" "$PTX"
