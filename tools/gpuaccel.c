@@ -39,7 +39,7 @@ static const char usage_text[] =
     "usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
     "  run     [--lib PATH] [--enable LIST] [--disable LIST] -- CMD\n"
-    "          run CMD with libgpuaccel preloaded; LIST: pool,coalesce,graphs,tune,kernels or all\n"
+    "          run CMD with libgpuaccel preloaded; LIST: %s\n"
     "  profile [-o FILE] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
     "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
     "  tune    [-o FILE] [--kernel PATTERN] [--exhaustive] [--lib PATH] -- CMD\n"
@@ -59,14 +59,42 @@ static const char usage_text[] =
     "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
     "      126 CMD not executable, 127 CMD not found; run and profile return CMD's status\n";
 
-/* The features a run or an A/B switches, in the order the command has always
- * shown them: the boolean switches of the library's list
- * (src/features/features.def); tests/bats/gpuaccel.bats checks that the two
- * agree. "kernels" is the swap feature (its variable is GPUACCEL_KERNELS). */
-static const char *const features[] = {"pool", "coalesce", "graphs", "tune", "kernels"};
-static const char *const feature_vars[] = {"GPUACCEL_POOL", "GPUACCEL_COALESCE", "GPUACCEL_GRAPHS",
-                                           "GPUACCEL_TUNE", "GPUACCEL_KERNELS"};
-enum { N_FEATURES = 5 };
+/* The switches `run --enable/--disable` and `ab` toggle: the features of the
+ * library's list (src/features/features.def) marked toggled, in its order, each
+ * named by its variable without the GPUACCEL_ prefix, in lower case ("kernels"
+ * is the swap feature, GPUACCEL_KERNELS). */
+#define GA_TOGGLED_0(var)
+#define GA_TOGGLED_1(var) #var,
+static const char *const feature_vars[] = {
+#define GA_FEATURE(name, var, toggled) GA_TOGGLED_##toggled(var)
+#include "features/features.def"
+#undef GA_FEATURE
+};
+enum { N_FEATURES = sizeof feature_vars / sizeof feature_vars[0] };
+static char feature_names[N_FEATURES][24];
+static const char *features[N_FEATURES];
+static char feature_list[N_FEATURES * 26 + 8]; /* "pool, coalesce, ... or all" */
+
+static void features_init(void)
+{
+    size_t len = 0;
+    for (int i = 0; i < N_FEATURES; i++) {
+        const char *v = feature_vars[i] + strlen("GPUACCEL_");
+        size_t k = 0;
+        for (; v[k] && k + 1 < sizeof feature_names[i]; k++)
+            feature_names[i][k] = (char)(v[k] >= 'A' && v[k] <= 'Z' ? v[k] - 'A' + 'a' : v[k]);
+        feature_names[i][k] = '\0';
+        features[i] = feature_names[i];
+        len += (size_t)snprintf(feature_list + len, sizeof feature_list - len, "%s, ", features[i]);
+    }
+    snprintf(feature_list + (len >= 2 ? len - 2 : 0), sizeof feature_list - (len >= 2 ? len - 2 : 0),
+             " or all");
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, usage_text, feature_list);
+}
 
 static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int die(int code, const char *fmt, ...)
@@ -80,11 +108,15 @@ static int die(int code, const char *fmt, ...)
     return code;
 }
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fputs("gpuaccel: ", stderr);
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
     fputs("\n(gpuaccel --help lists the commands and options)\n", stderr);
+    va_end(ap);
     return EX_USAGE;
 }
 
@@ -162,7 +194,7 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
         if (takes && !v)
             return usage_error("%s needs a value", a);
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
+            usage(stdout);
             exit(EX_OK);
         } else if (!strcmp(a, "--lib")) {
             o->lib = v;
@@ -170,8 +202,7 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
             if (is_ab)
                 return usage_error("%s is for run and profile; ab takes --feature", a);
             if (!toggle(o, v, a[2] == 'e'))
-                return usage_error("unknown feature in '%s' (pool, coalesce, graphs, tune, "
-                                   "kernels or all)", v);
+                return usage_error("unknown feature in '%s' (%s)", v, feature_list);
         } else if ((is_profile || is_tune) && !strcmp(a, "-o")) {
             o->out = v;
         } else if (is_tune && !strcmp(a, "--kernel")) {
@@ -188,8 +219,7 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
         } else if (is_ab && !strcmp(a, "--feature")) {
             o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
             if (strcmp(v, "all") && o->ab_feature < 0)
-                return usage_error("unknown feature '%s' (pool, coalesce, graphs, tune, "
-                                   "kernels or all)", v);
+                return usage_error("unknown feature '%s' (%s)", v, feature_list);
         } else if (is_ab && !strcmp(a, "--check-digest")) {
             o->check_digest = v;
         } else if (is_ab && !strcmp(a, "--check-file")) {
@@ -532,7 +562,7 @@ static int cmd_report(int argc, char **argv)
 {
     if (argc != 1 || argv[0][0] == '-') {
         if (argc == 1 && !strcmp(argv[0], "--help"))
-            return fputs(usage_text, stdout), EX_OK;
+            return usage(stdout), EX_OK;
         return usage_error("%s", "report takes one argument: FILE.json");
     }
     char path[PATH_MAX + 8];
@@ -1002,11 +1032,12 @@ static int cmd_ab(opts_t *o)
 
 int main(int argc, char **argv)
 {
+    features_init();
     if (argc < 2)
-        return fputs(usage_text, stderr), EX_USAGE;
+        return usage(stderr), EX_USAGE;
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
-        return fputs(usage_text, stdout), EX_OK;
+        return usage(stdout), EX_OK;
     if (!strcmp(cmd, "--version"))
         return printf("gpuaccel %s\n", PACKAGE_VERSION), EX_OK;
     if (!strcmp(cmd, "report"))
