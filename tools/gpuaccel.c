@@ -38,7 +38,7 @@ enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_
 static const char usage_text[] =
     "usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n"
     "\n"
-    "  run     [--lib PATH] [--enable LIST] [--disable LIST] -- CMD\n"
+    "  run     [--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] -- CMD\n"
     "          run CMD with libgpuaccel preloaded; LIST: %s\n"
     "  profile [-o FILE] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
     "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
@@ -50,10 +50,15 @@ static const char usage_text[] =
     "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--check-digest REGEX]\n"
     "          [--check-file PATH] [--json] [--svg FILE] [--require-gpu] [--lib PATH] -- CMD\n"
     "          time CMD natively and under the library, alternating, after a warm-up\n"
+    "  advise  [-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE] -- CMD\n"
+    "          profile CMD once, A/B each feature, the defaults, every feature and the\n"
+    "          winners together; print the fastest setting whose outputs agree\n"
     "  kernels [--lib PATH] list | verify [--kernel NAME] [--quick]\n"
     "          the replacement kernels shipped in the library; verify runs each\n"
     "          against its original on fresh random inputs, bit for bit, and times both\n"
-    "  env     list every GPUACCEL_* variable with its default\n"
+    "  env     [--check]\n"
+    "          every GPUACCEL_* variable: default, value set, effective value, problems\n"
+    "          (--check: exit 1 if any)\n"
     "\n"
     "  --help, --version\n"
     "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
@@ -124,8 +129,10 @@ static int usage_error(const char *fmt, ...)
 typedef struct opts {
     const char *lib, *out, *check_digest, *check_file, *svg, *kernel_pattern;
     unsigned feature_on[N_FEATURES], feature_set[N_FEATURES]; /* run/profile toggles */
+    bool enable_all;    /* --enable all: GPUACCEL=all, then the toggles after it */
     int ab_feature;     /* -1: all */
     bool kernels, per_feature, json, require_gpu, exhaustive;
+    const char *config, *write; /* run --config FILE; advise --write FILE */
     unsigned runs;
     char **cmd;         /* NULL-terminated */
 } opts_t;
@@ -148,8 +155,9 @@ static bool toggle(opts_t *o, const char *list, bool on)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int i = feature_index(t);
         if (!strcmp(t, "all")) {
+            o->enable_all = on; /* the named set: no switch set one by one */
             for (int k = 0; k < N_FEATURES; k++)
-                o->feature_on[k] = on, o->feature_set[k] = 1;
+                o->feature_on[k] = on, o->feature_set[k] = !on;
         } else if (i >= 0) {
             o->feature_on[i] = on, o->feature_set[i] = 1;
         } else {
@@ -170,10 +178,13 @@ static bool parse_runs(const char *s, unsigned *out)
     return true;
 }
 
+static bool readable(const char *p);
+
 /* Options of `cmd` up to "--" or the first non-option; the rest is CMD. */
 static int parse(const char *cmd, int argc, char **argv, opts_t *o)
 {
-    bool is_ab = !strcmp(cmd, "ab"), is_profile = !strcmp(cmd, "profile");
+    bool is_advise = !strcmp(cmd, "advise"), is_run = !strcmp(cmd, "run");
+    bool is_ab = !strcmp(cmd, "ab") || is_advise, is_profile = !strcmp(cmd, "profile");
     bool is_tune = !strcmp(cmd, "tune");
     int i = 0;
     for (; i < argc; i++) {
@@ -182,6 +193,7 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
         bool takes = !strcmp(a, "--lib") || !strcmp(a, "--enable") || !strcmp(a, "--disable") ||
                      ((is_profile || is_tune) && !strcmp(a, "-o")) ||
                      (is_tune && !strcmp(a, "--kernel")) ||
+                     (is_run && !strcmp(a, "--config")) || (is_advise && !strcmp(a, "--write")) ||
                      (is_ab && (!strcmp(a, "-n") || !strcmp(a, "--feature") ||
                                 !strcmp(a, "--check-digest") || !strcmp(a, "--check-file") ||
                                 !strcmp(a, "--svg")));
@@ -213,6 +225,15 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
         } else if (is_profile && !strcmp(a, "--kernels")) {
             o->kernels = true;
             continue;
+        } else if (is_run && !strcmp(a, "--config")) {
+            if (!readable(v))
+                return usage_error("--config %s: no readable file there", v);
+            o->config = v;
+        } else if (is_advise && !strcmp(a, "--write")) {
+            o->write = v;
+        } else if (is_advise && (!strcmp(a, "--feature") || !strcmp(a, "--per-feature") ||
+                                 !strcmp(a, "--svg") || !strcmp(a, "--json"))) {
+            return usage_error("%s is for ab; advise tries every feature itself", a);
         } else if (is_ab && !strcmp(a, "-n")) {
             if (!parse_runs(v, &o->runs))
                 return usage_error("-n wants a number of runs from 1 to 10000, not '%s'", v);
@@ -331,6 +352,12 @@ static void preload(const char *lib)
 
 static void apply_toggles(const opts_t *o)
 {
+    if (o->config) {
+        char abs[PATH_MAX];
+        setenv("GPUACCEL_CONFIG", realpath(o->config, abs) ? abs : o->config, 1);
+    }
+    if (o->enable_all)
+        setenv("GPUACCEL", "all", 1);
     for (int i = 0; i < N_FEATURES; i++)
         if (o->feature_set[i])
             setenv(feature_vars[i], o->feature_on[i] ? "1" : "0", 1);
@@ -641,13 +668,63 @@ static int cmd_kernels(int argc, char **argv)
     return die(EX_NOTFOUND, "kernels verify: no verify harness beside %s (built without nvcc?)", lib);
 }
 
-static int cmd_env(void)
+/* The problems the settings have, as the library would report them. */
+typedef struct env_problems {
+    unsigned n;
+    char text[64][420];
+} env_problems_t;
+
+static void collect_problem(void *ctx, const char *var, const char *text)
 {
-    printf("%-26s %-8s %s\n", "variable", "default", "meaning");
+    env_problems_t *p = ctx;
+    (void)var;
+    if (p->n < 64)
+        snprintf(p->text[p->n++], sizeof p->text[0], "%s", text);
+}
+
+static const char *getenv_fn(const char *name)
+{
+    return getenv(name);
+}
+
+/* env [--check]: every variable with its default, the value set (environment,
+ * else GPUACCEL_CONFIG's file), the effective value, then any problems. */
+static int cmd_env(int argc, char **argv)
+{
+    bool check = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--check"))
+            check = true;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return printf("usage: gpuaccel env [--check]\n  list every GPUACCEL_* variable: "
+                          "default, value set, effective value; then any problem.\n  --check: "
+                          "exit 1 when a setting has a problem\n"), EX_OK;
+        else
+            return usage_error("env: unknown option '%s' (env takes --check)", argv[i]);
+    }
+    ga_config_t cfg;
+    env_problems_t p = {0};
+    ga_config_src_t src = {.get = getenv_fn, .env = environ, .problem = collect_problem, .ctx = &p};
+    ga_config_load(&cfg, &src);
+    printf("%-26s %-8s %-12s %-12s %s\n", "variable", "default", "set", "effective", "meaning");
+    for (unsigned i = 0; i < ga_config_ndocs; i++) {
+        const ga_config_doc_t *d = &ga_config_docs[i];
+        char buf[64];
+        printf("%-26s %-8s %-12s %-12s %s\n", d->name, *d->def ? d->def : "(none)",
+               cfg.raw[i] ? cfg.raw[i] : "-", ga_config_effective(&cfg, i, buf, sizeof buf),
+               d->help);
+    }
+    printf("features on by default (GPUACCEL=safe):");
     for (unsigned i = 0; i < ga_config_ndocs; i++)
-        printf("%-26s %-8s %s\n", ga_config_docs[i].name,
-               *ga_config_docs[i].def ? ga_config_docs[i].def : "(none)", ga_config_docs[i].help);
-    return EX_OK;
+        if (ga_config_docs[i].feature && ga_config_docs[i].def[0] == '1')
+            printf(" %s", ga_config_docs[i].name);
+    printf("\n");
+    for (unsigned i = 0; i < p.n; i++)
+        printf("problem: %s\n", p.text[i]);
+    if (!p.n)
+        printf("no problems\n");
+    free(cfg.file_text);
+    return check && p.n ? EX_FAIL : EX_OK;
 }
 
 /* ---- ab -------------------------------------------------------------------------- */
@@ -655,6 +732,7 @@ typedef struct row {
     const char *label;
     bool native;
     unsigned mask;    /* features on */
+    const char *set;  /* or a named set of GPUACCEL (safe, all): no switch set */
     double *t;        /* seconds, one per measured run */
     bool agree, checked;
     double median, min, max, ratio, rmin, rmax;
@@ -668,7 +746,7 @@ typedef struct ab {
     char *reference; /* the native warm-up's digest line or file bytes */
     size_t ref_len;
     unsigned nrows;
-    row_t rows[N_FEATURES + 2];
+    row_t rows[N_FEATURES + 4];
 } ab_t;
 
 static double now_s(void)
@@ -683,8 +761,17 @@ static void child_env(const ab_t *a, const row_t *r)
     if (r->native)
         return;
     preload(a->lib);
+    /* A named set leaves every switch to it (a switch set one by one that
+     * cannot act, tune without a table, would be warned about); otherwise
+     * each is set, over whatever GPUACCEL the user has. */
+    bool all = r->mask == (1u << N_FEATURES) - 1 && !r->set;
+    const char *set = r->set ? r->set : all ? "all" : "safe";
+    setenv("GPUACCEL", set, 1);
     for (int i = 0; i < N_FEATURES; i++)
-        setenv(feature_vars[i], r->mask & (1u << i) ? "1" : "0", 1);
+        if (r->set || all)
+            unsetenv(feature_vars[i]);
+        else
+            setenv(feature_vars[i], r->mask & (1u << i) ? "1" : "0", 1);
 }
 
 /* Runs the command once; the wall time, or a negative value when it failed. */
@@ -1030,6 +1117,226 @@ static int cmd_ab(opts_t *o)
     return EX_OK;
 }
 
+/* ---- advise ---------------------------------------------------------------------- */
+
+/* The features on under GPUACCEL=safe, from the settings table. */
+static unsigned safe_mask(void)
+{
+    unsigned m = 0;
+    for (int i = 0; i < N_FEATURES; i++)
+        for (unsigned k = 0; k < ga_config_ndocs; k++)
+            if (!strcmp(ga_config_docs[k].name, feature_vars[i]) && ga_config_docs[k].def[0] == '1')
+                m |= 1u << i;
+    return m;
+}
+
+/* "pool,coalesce" for a mask ("none" for 0). */
+static void mask_names(unsigned mask, bool on, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < N_FEATURES; i++)
+        if (((mask >> i) & 1u) == on)
+            len += (size_t)snprintf(buf + len, cap > len ? cap - len : 0, "%s%s", len ? "," : "",
+                                    features[i]);
+    if (!len)
+        snprintf(buf, cap, "none");
+}
+
+/* Profile the command once (the library's own view of it) and show what the
+ * report says could help. Its lines go to stderr: advise's progress. */
+static void advise_profile(const ab_t *a)
+{
+    char base[64], txt[80];
+    snprintf(base, sizeof base, "/tmp/gpuaccel-advise.%d", (int)getpid());
+    snprintf(txt, sizeof txt, "%s.txt", base);
+    fprintf(stderr, "gpuaccel advise: profiling the command once...\n");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
+        preload(a->lib);
+        setenv("GPUACCEL_PROFILE", base, 1); /* the program as it is, every feature off */
+        setenv("GPUACCEL", "safe", 1);
+        for (int i = 0; i < N_FEATURES; i++)
+            setenv(feature_vars[i], "0", 1);
+        execv(a->path, a->o->cmd);
+        _exit(127);
+    }
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return;
+    FILE *f = fopen(txt, "r");
+    if (!f) {
+        fprintf(stderr, "gpuaccel advise: no profile came back (did the command use CUDA?)\n");
+        return;
+    }
+    char line[512];
+    bool in = false;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncasecmp(line, "opportunities", 13) || strstr(line, "OPPORTUNITIES"))
+            in = true;
+        else if (in && line[0] != ' ' && line[0] != '-' && line[0] != '\n')
+            in = false;
+        if (in)
+            fprintf(stderr, "  %s", line);
+    }
+    fclose(f);
+    static const char *const ext[] = {".txt", ".json", ".trace.json"};
+    for (unsigned i = 0; i < 3; i++) {
+        char p[96];
+        snprintf(p, sizeof p, "%s%s", base, ext[i]);
+        unlink(p);
+    }
+}
+
+/* The best row whose outputs agree and that beat native in every paired run
+ * (beyond the run-to-run spread); else the defaults if they lost no run
+ * beyond it; NULL: run natively. */
+static const row_t *advise_best(const ab_t *a)
+{
+    const row_t *best = NULL, *defaults = NULL;
+    for (unsigned i = 1; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        if (r->set && !strcmp(r->set, "safe"))
+            defaults = r;
+        if (r->agree && r->rmin > 1.0 && (!best || r->ratio > best->ratio))
+            best = r;
+    }
+    if (best)
+        return best;
+    return defaults && defaults->agree && defaults->rmax >= 1.0 ? defaults : NULL;
+}
+
+static int advise_write(const char *path, unsigned mask, const row_t *r)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return die(EX_USAGE, "--write %s: %s", path, strerror(errno));
+    if (r)
+        fprintf(f, "# gpuaccel advise: %.2fx of native (runs %.2f-%.2fx); load with "
+                   "GPUACCEL_CONFIG=%s\n", r->ratio, r->rmin, r->rmax, path);
+    else
+        fprintf(f, "# gpuaccel advise: no setting beat native; load with GPUACCEL_CONFIG=%s\n"
+                   "GPUACCEL=0\n", path);
+    for (int i = 0; r && i < N_FEATURES; i++)
+        fprintf(f, "%s=%d\n", feature_vars[i], (mask >> i) & 1u ? 1 : 0);
+    return fclose(f) == 0 ? EX_OK : die(EX_FAIL, "--write %s: %s", path, strerror(errno));
+}
+
+/* Print the setting: an environment line and a `gpuaccel run` line. */
+static void advise_print(const ab_t *a, const row_t *best, unsigned mask)
+{
+    const opts_t *o = a->o;
+    if (!best) {
+        printf("advice: no setting ran faster than native beyond the run-to-run spread with "
+               "equal outputs; run it natively (GPUACCEL=0)\n");
+    } else {
+        char on[128], off[128];
+        mask_names(mask, true, on, sizeof on);
+        mask_names(mask, false, off, sizeof off);
+        bool beyond = best->rmin > 1.0;
+        printf("advice: %s, %.2fx of native (runs %.2f-%.2fx)%s\n", on, best->ratio, best->rmin,
+               best->rmax, beyond ? "" : "; no setting gained beyond the run-to-run spread, "
+               "and the defaults lost nothing beyond it");
+        printf("environment:");
+        for (int i = 0; i < N_FEATURES; i++)
+            printf(" %s=%d", feature_vars[i], (mask >> i) & 1u ? 1 : 0);
+        printf("\ncommand: gpuaccel run");
+        if (o->write)
+            printf(" --config %s", o->write);
+        else
+            printf(" --enable %s%s%s", on, strcmp(off, "none") ? " --disable " : "",
+                   strcmp(off, "none") ? off : "");
+        printf(" --");
+        for (char **c = o->cmd; *c; c++)
+            printf(" %s", *c);
+        printf("\n");
+    }
+}
+
+static int cmd_advise(opts_t *o)
+{
+    static ab_t a;
+    a.o = o;
+    int rc = find_library(o, a.lib, sizeof a.lib);
+    if (rc == EX_OK)
+        rc = find_command(o->cmd[0], a.path, sizeof a.path);
+    if (rc != EX_OK)
+        return rc;
+    bool gpu = have_gpu();
+    if (!gpu && o->require_gpu)
+        return die(EX_NOGPU, "no GPU: /dev/nvidiactl is missing (--require-gpu)");
+    if (o->check_digest && regcomp(&a.re, o->check_digest, REG_EXTENDED | REG_NOSUB) != 0)
+        return usage_error("--check-digest: '%s' is not a valid regular expression",
+                           o->check_digest);
+    if (!o->check_digest && !o->check_file)
+        fprintf(stderr, "gpuaccel advise: no --check-digest or --check-file: the whole standard "
+                        "output must match the native run's\n");
+    advise_profile(&a);
+    snprintf(a.outfile, sizeof a.outfile, "/tmp/gpuaccel-ab.%d.out", (int)getpid());
+    snprintf(a.errfile, sizeof a.errfile, "/tmp/gpuaccel-ab.%d.err", (int)getpid());
+    add_row(&a, "native", true, 0);
+    /* Tune without a table rewrites nothing: its row would time noise. */
+    const char *table = getenv("GPUACCEL_TUNE_TABLE");
+    for (int i = 0; i < N_FEATURES; i++)
+        if (strcmp(feature_vars[i], "GPUACCEL_TUNE") || (table && *table))
+            add_row(&a, features[i], false, 1u << i);
+    add_row(&a, "defaults", false, safe_mask());
+    a.rows[a.nrows - 1].set = "safe";
+    add_row(&a, "all", false, (1u << N_FEATURES) - 1);
+    fprintf(stderr, "gpuaccel advise: %u settings, %u runs each after a warm-up...\n",
+            a.nrows, o->runs);
+    rc = ab_measure(&a);
+    if (rc == EX_OK) {
+        for (unsigned i = 0; i < a.nrows; i++)
+            stats_of(&a.rows[i], o->runs);
+        for (unsigned i = 1; i < a.nrows; i++)
+            ratios_of(&a.rows[i], &a.rows[0], o->runs);
+        /* The features that won alone, together, if that is a new setting:
+         * measured in a second round against native again. */
+        unsigned winners = 0;
+        for (unsigned i = 1; i < a.nrows; i++)
+            if (!a.rows[i].set && __builtin_popcount(a.rows[i].mask) == 1 && a.rows[i].agree &&
+                a.rows[i].rmin > 1.0)
+                winners |= a.rows[i].mask;
+        bool known = false;
+        for (unsigned i = 1; i < a.nrows; i++)
+            known |= a.rows[i].mask == winners;
+        if (winners && !known) {
+            fprintf(stderr, "gpuaccel advise: the winners together...\n");
+            add_row(&a, "winners", false, winners);
+            row_t *w = &a.rows[a.nrows - 1];
+            double *nat = calloc(o->runs, sizeof *nat);
+            double t;
+            rc = nat && measure(&a, w, &t) ? EX_OK : EX_FAIL;
+            for (unsigned k = 0; rc == EX_OK && k < o->runs; k++)
+                if (!measure(&a, &a.rows[0], &nat[k]) || !measure(&a, w, &w->t[k]))
+                    rc = EX_FAIL;
+            if (rc == EX_OK) {
+                row_t native2 = a.rows[0];
+                native2.t = nat;
+                stats_of(&native2, o->runs);
+                stats_of(w, o->runs);
+                ratios_of(w, &native2, o->runs);
+            }
+            free(nat);
+        }
+    }
+    unlink(a.outfile);
+    unlink(a.errfile);
+    if (rc != EX_OK)
+        return rc;
+    print_table(&a, gpu);
+    const row_t *best = advise_best(&a);
+    unsigned mask = best ? best->mask : 0;
+    if (o->write && (rc = advise_write(o->write, mask, best)) != EX_OK)
+        return rc;
+    advise_print(&a, best, mask);
+    return EX_OK;
+}
+
 int main(int argc, char **argv)
 {
     features_init();
@@ -1043,13 +1350,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "env"))
-        return argc == 2 ? cmd_env() : usage_error("%s", "env takes no arguments");
+        return cmd_env(argc - 2, argv + 2);
     if (!strcmp(cmd, "kernels"))
         return cmd_kernels(argc - 2, argv + 2);
     bool known = !strcmp(cmd, "run") || !strcmp(cmd, "profile") || !strcmp(cmd, "ab") ||
-                 !strcmp(cmd, "tune");
+                 !strcmp(cmd, "tune") || !strcmp(cmd, "advise");
     if (!known)
-        return usage_error("unknown command '%s' (run, profile, tune, report, ab, kernels, env)",
+        return usage_error("unknown command '%s' (run, profile, tune, report, ab, advise, "
+                           "kernels, env)",
                            cmd);
     opts_t o = {.runs = 5, .ab_feature = -1};
     int rc = parse(cmd, argc - 2, argv + 2, &o);
@@ -1059,5 +1367,7 @@ int main(int argc, char **argv)
         return cmd_run(&o);
     if (!strcmp(cmd, "tune"))
         return cmd_tune(&o);
+    if (!strcmp(cmd, "advise"))
+        return cmd_advise(&o);
     return !strcmp(cmd, "profile") ? cmd_profile(&o) : cmd_ab(&o);
 }

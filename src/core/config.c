@@ -1,16 +1,21 @@
 /* config.c - parse the GPUACCEL_* variables (see the table in config.h).
  *
- * Pure functions over strings: no CUDA, no global state, unit-tested. */
+ * Pure functions over strings (and the one settings file GPUACCEL_CONFIG
+ * names): no CUDA, no global state, no logging: problems go to the caller's
+ * function (the library logs them, `gpuaccel env` tabulates them). Unit-tested. */
+#define _DEFAULT_SOURCE /* strsep */
 #include "core/config.h"
 
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "core/log.h"
+#include "core/textfile.h"
 
 bool ga_parse_bool(const char *s, bool *out)
 {
@@ -90,7 +95,22 @@ bool ga_parse_limit(const char *s, ga_limit_t *out)
     uint64_t bytes;
     if (!ga_parse_size(s, &bytes))
         return false;
-    *out = (ga_limit_t){.bytes = bytes, .percent = bytes ? 0 : 100};
+    if (!bytes) /* not "unlimited": 100% says that */
+        return false;
+    *out = (ga_limit_t){.bytes = bytes, .percent = 0};
+    return true;
+}
+
+bool ga_parse_mode(const char *s, ga_mode_t *out)
+{
+    bool b;
+    if (!strcasecmp(s, "safe"))
+        return *out = GA_MODE_SAFE, true;
+    if (!strcasecmp(s, "all"))
+        return *out = GA_MODE_ALL, true;
+    if (!ga_parse_bool(s, &b))
+        return false;
+    *out = b ? GA_MODE_SAFE : GA_MODE_OFF;
     return true;
 }
 
@@ -100,38 +120,358 @@ static bool parse_str(const char *s, const char **out)
     return true;
 }
 
-#define GA_PARSER_BOOL  ga_parse_bool
-#define GA_PARSER_LEVEL ga_parse_level
-#define GA_PARSER_STR   parse_str
-#define GA_PARSER_SIZE  ga_parse_size
-#define GA_PARSER_UINT  ga_parse_uint
-#define GA_PARSER_LIMIT ga_parse_limit
+#define GA_PARSER_MODE    ga_parse_mode
+#define GA_PARSER_FEATURE ga_parse_bool
+#define GA_PARSER_BOOL    ga_parse_bool
+#define GA_PARSER_LEVEL   ga_parse_level
+#define GA_PARSER_STR     parse_str
+#define GA_PARSER_SIZE    ga_parse_size
+#define GA_PARSER_UINT    ga_parse_uint
+#define GA_PARSER_LIMIT   ga_parse_limit
 
-#define GA_EXPECT_BOOL  "0 or 1"
-#define GA_EXPECT_LEVEL "error, warn, info or debug"
-#define GA_EXPECT_STR   "a string"
-#define GA_EXPECT_SIZE  "a byte count such as 4096 or 64K"
-#define GA_EXPECT_UINT  "a whole number"
-#define GA_EXPECT_LIMIT "a byte count (64M, 8G) or a percentage (1-100%)"
+#define GA_BOOLS "1, on, yes, true, 0, off, no or false"
+#define GA_EXPECT_MODE    "0, safe or all (or " GA_BOOLS ")"
+#define GA_EXPECT_FEATURE GA_BOOLS
+#define GA_EXPECT_BOOL    GA_BOOLS
+#define GA_EXPECT_LEVEL   "error, warn, info or debug"
+#define GA_EXPECT_STR     "a string"
+#define GA_EXPECT_SIZE    "a byte count such as 4096 or 64K"
+#define GA_EXPECT_UINT    "a whole number"
+#define GA_EXPECT_LIMIT   "a byte count (64M, 8G) or a percentage (1-100%)"
 
-void ga_config_load(ga_config_t *cfg, ga_getenv_fn get)
-{
-#define GA_CONFIG_LOAD(var, type, field, def, help)                                         \
-    {                                                                                       \
-        bool ok_ = GA_PARSER_##type(def, &cfg->field);                                      \
-        (void)ok_; /* defaults are checked by the unit tests */                             \
-        const char *v_ = get(#var);                                                         \
-        if (v_ && *v_ && !GA_PARSER_##type(v_, &cfg->field))                                \
-            ga_warn("%s='%s' is not valid: expected %s; using the default '%s'", #var, v_,   \
-                    GA_EXPECT_##type, def);                                                 \
-    }
-    GA_CONFIG_VARS(GA_CONFIG_LOAD)
-#undef GA_CONFIG_LOAD
-}
+enum {
+#define GA_CONFIG_ID(var, type, field, def, needs, help) GA_CFG_##var,
+    GA_CONFIG_VARS(GA_CONFIG_ID)
+#undef GA_CONFIG_ID
+    GA_CFG_N
+};
 
 const ga_config_doc_t ga_config_docs[] = {
-#define GA_CONFIG_DOC(var, type, field, def, help) {#var, def, help},
+#define GA_ISFEATURE_FEATURE 1
+#define GA_ISFEATURE_MODE 0
+#define GA_ISFEATURE_BOOL 0
+#define GA_ISFEATURE_LEVEL 0
+#define GA_ISFEATURE_STR 0
+#define GA_ISFEATURE_SIZE 0
+#define GA_ISFEATURE_UINT 0
+#define GA_ISFEATURE_LIMIT 0
+#define GA_CONFIG_DOC(var, type, field, def, needs, help)                                   \
+    {#var, def, needs, help, GA_ISFEATURE_##type},
     GA_CONFIG_VARS(GA_CONFIG_DOC)
 #undef GA_CONFIG_DOC
 };
-const unsigned ga_config_ndocs = sizeof ga_config_docs / sizeof ga_config_docs[0];
+const unsigned ga_config_ndocs = GA_CFG_N;
+
+static int doc_index(const char *name, size_t len)
+{
+    for (unsigned i = 0; i < GA_CFG_N; i++)
+        if (strlen(ga_config_docs[i].name) == len && !strncmp(ga_config_docs[i].name, name, len))
+            return (int)i;
+    return -1;
+}
+
+/* ---- GPUACCEL_CONFIG: a file of NAME=VALUE lines -------------------------------- */
+
+/* The file's settings: at most one value per variable, pointing into text. */
+typedef struct file_vals {
+    const char *val[GA_CFG_N];
+    const ga_config_src_t *src;
+    const char *path;
+    unsigned line;
+} file_vals_t;
+
+static void problemf(const ga_config_src_t *src, const char *var, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void problemf(const ga_config_src_t *src, const char *var, const char *fmt, ...)
+{
+    char text[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (src->problem)
+        src->problem(src->ctx, var, text);
+}
+
+static char *trim(char *t)
+{
+    while (isspace((unsigned char)*t))
+        t++;
+    char *end = t + strlen(t);
+    while (end > t && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return t;
+}
+
+/* One line of the file: blank, a # comment, or NAME=VALUE. */
+static void file_line(file_vals_t *f, char *line)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    char *t = trim(line), *eq = strchr(t, '=');
+    if (!*t)
+        return;
+    if (!eq || eq == t) {
+        problemf(f->src, "GPUACCEL_CONFIG", "GPUACCEL_CONFIG file %s:%u: expected NAME=VALUE; "
+                 "line skipped", f->path, f->line);
+        return;
+    }
+    *eq = '\0';
+    char *name = trim(t), *val = trim(eq + 1);
+    int i = doc_index(name, strlen(name));
+    if (i < 0 || i == GA_CFG_GPUACCEL_CONFIG)
+        problemf(f->src, "GPUACCEL_CONFIG", "GPUACCEL_CONFIG file %s:%u: %s is not a setting "
+                 "it may hold; line skipped", f->path, f->line, name);
+    else
+        f->val[i] = val;
+}
+
+/* Read the file named by GPUACCEL_CONFIG (if any) into cfg->file_text. The
+ * lines are walked here rather than with textfile.h's walker: problems go to
+ * the caller's function, with their line numbers. */
+static void file_load(ga_config_t *cfg, const ga_config_src_t *src, file_vals_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->src = src;
+    const char *path = src->get("GPUACCEL_CONFIG");
+    if (!path || !*path)
+        return;
+    size_t len;
+    errno = 0;
+    cfg->file_text = ga_read_file(path, 1 << 20, &len);
+    if (!cfg->file_text) {
+        problemf(src, "GPUACCEL_CONFIG", "GPUACCEL_CONFIG=%s: cannot read the file (%s); "
+                 "no settings taken from it", path, errno ? strerror(errno) : "too large");
+        return;
+    }
+    f->path = path;
+    for (char *p = cfg->file_text, *line; (line = strsep(&p, "\n")) != NULL;) {
+        f->line++;
+        file_line(f, line);
+    }
+}
+
+/* ---- checks across variables ----------------------------------------------------- */
+
+/* Edit distance, for "did you mean": libc has no such function; names are
+ * short (under 32 characters), so the two-row table is small. */
+static unsigned distance(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    unsigned prev[41], cur[41];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned sub = prev[j - 1] + (toupper((unsigned char)a[i - 1]) != b[j - 1]);
+            unsigned del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof cur);
+    }
+    return prev[lb];
+}
+
+static void check_unknown(const ga_config_src_t *src)
+{
+    for (char *const *e = src->env; e && *e; e++) {
+        if (strncmp(*e, "GPUACCEL", 8) != 0)
+            continue;
+        const char *eq = strchr(*e, '=');
+        size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+        if (doc_index(*e, len) >= 0)
+            continue;
+        unsigned best = 99;
+        const char *near = NULL;
+        for (unsigned i = 0; i < GA_CFG_N; i++) {
+            unsigned d = distance(*e, len, ga_config_docs[i].name);
+            if (d < best)
+                best = d, near = ga_config_docs[i].name;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), *e);
+        if (near && best <= 3)
+            problemf(src, name, "%s is not a setting of this library; did you mean %s?", name,
+                     near);
+        else
+            problemf(src, name, "%s is not a setting of this library (gpuaccel env lists them)",
+                     name);
+    }
+}
+
+/* A plain number under 1 MiB as a limit: most likely a forgotten % or unit. */
+static void check_limit_units(const ga_config_src_t *src, const char *var, const char *raw,
+                              ga_limit_t lim)
+{
+    size_t n = strlen(raw);
+    if (lim.bytes && lim.bytes < (1u << 20) && n && isdigit((unsigned char)raw[n - 1]))
+        problemf(src, var, "%s=%s means %s bytes; write %s%% for a share of device memory or "
+                 "%sM for mebibytes", var, raw, raw, raw, raw);
+}
+
+/* A switch that cannot act without a value: one line. */
+static void check_requires(const ga_config_t *cfg, const ga_config_src_t *src,
+                           const char *const raw[GA_CFG_N])
+{
+    if (raw[GA_CFG_GPUACCEL_TUNE] && cfg->tune && !*cfg->tune_table)
+        problemf(src, "GPUACCEL_TUNE", "GPUACCEL_TUNE=%s without GPUACCEL_TUNE_TABLE: there is no "
+                 "table, so no launch is rewritten (gpuaccel tune writes one)",
+                 raw[GA_CFG_GPUACCEL_TUNE]);
+}
+
+#define GA_ON_FEATURE(v) (v)
+#define GA_ON_BOOL(v)    (v)
+#define GA_ON_STR(v)     (*(v) != '\0')
+#define GA_ON_MODE(v)    ((v) != GA_MODE_OFF)
+#define GA_ON_LEVEL(v)   true
+#define GA_ON_SIZE(v)    true
+#define GA_ON_UINT(v)    true
+#define GA_ON_LIMIT(v)   true
+
+/* Is the switch named `needs` on? */
+static bool switch_on(const ga_config_t *cfg, const char *needs)
+{
+#define GA_CONFIG_ON(var, type, field, def, nd, help)                                       \
+    if (!strcmp(needs, #var))                                                               \
+        return GA_ON_##type(cfg->field);
+    GA_CONFIG_VARS(GA_CONFIG_ON)
+#undef GA_CONFIG_ON
+    return true;
+}
+
+/* ---- the loader ------------------------------------------------------------------- */
+
+static const char *raw_value(const ga_config_src_t *src, const file_vals_t *f, unsigned i)
+{
+    const char *v = src->get(ga_config_docs[i].name);
+    return v && *v ? v : f->val[i];
+}
+
+void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
+{
+    memset(cfg, 0, sizeof *cfg);
+    file_vals_t f;
+    file_load(cfg, src, &f);
+    const char *raw[GA_CFG_N];
+    for (unsigned i = 0; i < GA_CFG_N; i++)
+        raw[i] = cfg->raw[i] = raw_value(src, &f, i);
+    uint64_t zero;
+    if (raw[GA_CFG_GPUACCEL_POOL_LIMIT] && ga_parse_size(raw[GA_CFG_GPUACCEL_POOL_LIMIT], &zero) &&
+        zero == 0) {
+        problemf(src, "GPUACCEL_POOL_LIMIT", "GPUACCEL_POOL_LIMIT=%s is not a limit: write 100%% "
+                 "for all of device memory, or GPUACCEL_POOL=0 to turn the pool off; using the "
+                 "default", raw[GA_CFG_GPUACCEL_POOL_LIMIT]);
+        raw[GA_CFG_GPUACCEL_POOL_LIMIT] = NULL;
+    }
+#define GA_CONFIG_LOAD(var, type, field, def, needs, help)                                  \
+    {                                                                                       \
+        bool ok_ = GA_PARSER_##type(def, &cfg->field);                                      \
+        (void)ok_; /* defaults are checked by the unit tests */                             \
+        const char *v_ = raw[GA_CFG_##var];                                                 \
+        if (v_ && *v_ && !GA_PARSER_##type(v_, &cfg->field)) {                              \
+            problemf(src, #var, "%s='%s' is not valid: expected %s; using the default '%s'", \
+                     #var, v_, GA_EXPECT_##type, def);                                      \
+            raw[GA_CFG_##var] = NULL;                                                       \
+        }                                                                                   \
+    }
+    GA_CONFIG_VARS(GA_CONFIG_LOAD)
+#undef GA_CONFIG_LOAD
+    cfg->enabled = cfg->mode != GA_MODE_OFF;
+    /* Features not set one by one follow GPUACCEL's set. */
+#define GA_CONFIG_SET(var, type, field, def, needs, help) GA_SET_##type(var, field, def)
+#define GA_SET_FEATURE(var, field, def)                                                     \
+    if (!raw[GA_CFG_##var])                                                                 \
+        cfg->field = cfg->mode == GA_MODE_ALL || (cfg->mode == GA_MODE_SAFE && def[0] == '1');
+#define GA_SET_MODE(var, field, def)
+#define GA_SET_BOOL(var, field, def)
+#define GA_SET_LEVEL(var, field, def)
+#define GA_SET_STR(var, field, def)
+#define GA_SET_SIZE(var, field, def)
+#define GA_SET_UINT(var, field, def)
+#define GA_SET_LIMIT(var, field, def)
+    GA_CONFIG_VARS(GA_CONFIG_SET)
+#undef GA_CONFIG_SET
+    if (raw[GA_CFG_GPUACCEL_POOL_LIMIT])
+        check_limit_units(src, "GPUACCEL_POOL_LIMIT", raw[GA_CFG_GPUACCEL_POOL_LIMIT],
+                          cfg->pool_limit);
+    if (cfg->enabled) {
+        for (unsigned i = 0; i < GA_CFG_N; i++)
+            if (raw[i] && *ga_config_docs[i].needs && !switch_on(cfg, ga_config_docs[i].needs))
+                problemf(src, ga_config_docs[i].name, "%s is set but %s is off: it has no effect",
+                         ga_config_docs[i].name, ga_config_docs[i].needs);
+        check_requires(cfg, src, raw);
+    }
+    check_unknown(src);
+}
+
+static const char *fmt_mode(ga_mode_t m, char *buf, size_t len)
+{
+    static const char *const names[] = {"0", "safe", "all"};
+    (void)buf, (void)len;
+    return names[m];
+}
+static const char *fmt_bool(bool b, char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return b ? "1" : "0";
+}
+static const char *fmt_level(int l, char *buf, size_t len)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    (void)buf, (void)len;
+    return l >= 0 && l < 4 ? names[l] : "?";
+}
+static const char *fmt_str(const char *s, char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return s && *s ? s : "(none)";
+}
+static const char *fmt_size(uint64_t v, char *buf, size_t len)
+{
+    static const char units[] = "KMGT";
+    int u = -1;
+    while (v && v % 1024 == 0 && u < 3)
+        v /= 1024, u++;
+    if (u < 0)
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    else
+        snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u]);
+    return buf;
+}
+static const char *fmt_uint(unsigned v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%u", v);
+    return buf;
+}
+static const char *fmt_limit(ga_limit_t l, char *buf, size_t len)
+{
+    if (l.bytes)
+        return fmt_size(l.bytes, buf, len);
+    snprintf(buf, len, "%u%%", l.percent);
+    return buf;
+}
+#define GA_FMT_MODE    fmt_mode
+#define GA_FMT_FEATURE fmt_bool
+#define GA_FMT_BOOL    fmt_bool
+#define GA_FMT_LEVEL   fmt_level
+#define GA_FMT_STR     fmt_str
+#define GA_FMT_SIZE    fmt_size
+#define GA_FMT_UINT    fmt_uint
+#define GA_FMT_LIMIT   fmt_limit
+
+const char *ga_config_effective(const ga_config_t *cfg, unsigned i, char *buf, size_t len)
+{
+    unsigned k = 0;
+    if (len)
+        buf[0] = '\0';
+#define GA_CONFIG_FMT(var, type, field, def, needs, help)                                   \
+    if (k++ == i)                                                                           \
+        return GA_FMT_##type(cfg->field, buf, len);
+    GA_CONFIG_VARS(GA_CONFIG_FMT)
+#undef GA_CONFIG_FMT
+    return "";
+}

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h> /* environ */
 
 #include "core/log.h"
 #include "core/hooks.h"
@@ -66,6 +67,12 @@ static const char *no_env(const char *name)
     return NULL;
 }
 
+static void warn_problem(void *ctx, const char *var, const char *text)
+{
+    (void)ctx, (void)var;
+    ga_warn("%s", text);
+}
+
 static void configure(ga_rt_t *rt)
 {
     /* A secure-execution (setuid) process must not be steered by its
@@ -77,7 +84,8 @@ static void configure(ga_rt_t *rt)
     if (!lv || !ga_parse_level(lv, &level))
         level = GA_LOG_WARN;
     ga_log_configure((ga_log_level_t)level, get("GPUACCEL_LOG_FILE"));
-    ga_config_load(&rt->cfg, get);
+    ga_config_src_t src = {.get = get, .env = secure ? NULL : environ, .problem = warn_problem};
+    ga_config_load(&rt->cfg, &src);
     rt->active = rt->cfg.enabled && !secure;
     if (secure)
         ga_debug("secure-execution process: pure pass-through");

@@ -68,7 +68,8 @@ compare() {
 }
 
 @test "no feature on: the doors hand out the driver's own entry points; a feature or the call log brings the wrappers back" {
-    run shim "$PROGS/door_where"
+    run env GPUACCEL_POOL=0 GPUACCEL_COALESCE=0 GPUACCEL_GRAPHS=0 GPUACCEL_TUNE=0 GPUACCEL_KERNELS=0 \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_where"
     echo "off: $output"
     [ "$status" -eq 0 ]
     [ "$output" = "dlsym=libcuda.so.1 getproc=libcuda.so.1" ]
@@ -219,7 +220,7 @@ TABLE
 
 @test "an injected allocation failure: passed through as is; the pool retries it once" {
     export FAKECUDA_MEM=$((1 << 30)) FAKECUDA_FAULT=alloc:5
-    like_native GPUACCEL=1 -- "$PROGS/oom_prog"
+    like_native GPUACCEL_POOL=0 -- "$PROGS/oom_prog"
     [ "$(echo "$want" | grep '^alloc .* 2$')" = "alloc 4 16777216 2" ]
     # With the pool the fifth driver call is its own, and a failed one is retried
     # after the cache is given back: the program sees every allocation succeed.

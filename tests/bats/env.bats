@@ -12,19 +12,19 @@ check_bad() { # VAR VALUE EXPECTED-WORDS
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"result ok=1"* ]]
-    [ "$(echo "$output" | grep -c "^gpuaccel: warning: $1='$2' is not valid: expected $3")" -eq 1 ]
+    [ "$(echo "$output" | grep -cF "gpuaccel: warning: $1='$2' is not valid: expected $3")" -eq 1 ]
     [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
 }
 
-@test "GPUACCEL=maybe" { check_bad GPUACCEL maybe "0 or 1"; }
+@test "GPUACCEL=maybe" { check_bad GPUACCEL maybe "0, safe or all (or 1, on, yes, true, 0, off, no or false)"; }
 @test "GPUACCEL_LOG=loud" { check_bad GPUACCEL_LOG loud "error, warn, info or debug"; }
-@test "GPUACCEL_POOL=yesplease" { check_bad GPUACCEL_POOL yesplease "0 or 1"; }
+@test "GPUACCEL_POOL=yesplease" { check_bad GPUACCEL_POOL yesplease "1, on, yes, true, 0, off, no or false"; }
 @test "GPUACCEL_POOL_LIMIT=lots" { check_bad GPUACCEL_POOL_LIMIT lots "a byte count"; }
 @test "GPUACCEL_POOL_LIMIT=150%" { check_bad GPUACCEL_POOL_LIMIT 150% "a byte count"; }
 @test "GPUACCEL_COALESCE_WINDOW=-5" { check_bad GPUACCEL_COALESCE_WINDOW -5 "a byte count"; }
 @test "GPUACCEL_COALESCE_MAX=1.5K" { check_bad GPUACCEL_COALESCE_MAX 1.5K "a byte count"; }
 @test "GPUACCEL_GRAPH_MIN=five" { check_bad GPUACCEL_GRAPH_MIN five "a whole number"; }
-@test "GPUACCEL_PROFILE_KERNELS=2" { check_bad GPUACCEL_PROFILE_KERNELS 2 "0 or 1"; }
+@test "GPUACCEL_PROFILE_KERNELS=2" { check_bad GPUACCEL_PROFILE_KERNELS 2 "1, on, yes, true, 0, off, no or false"; }
 
 @test "GPUACCEL_LOG_FILE in a directory that does not exist: warned, stderr used" {
     run env GPUACCEL_LOG=info GPUACCEL_LOG_FILE=/nonexistent/dir/x.log LD_PRELOAD="$GA_LIB" \
@@ -32,4 +32,61 @@ check_bad() { # VAR VALUE EXPECTED-WORDS
     [ "$status" -eq 0 ]
     [[ "$output" == *"GPUACCEL_LOG_FILE: cannot open '/nonexistent/dir/x.log'"* ]]
     [[ "$output" == *"gpuaccel: calls:"* ]]
+}
+
+# Settings that parse but cannot mean what was written: one warning each, with
+# what to write instead; the program runs unchanged.
+warns() { # EXPECTED-TEXT VAR=VALUE...
+    local text=$1 want
+    shift
+    want=$(native "$PROGS/door_getproc" "$PTX")
+    run env "$@" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -cF "gpuaccel: warning: $text")" -eq 1 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+}
+
+@test "a misspelt name: the closest known one is suggested" {
+    warns "GPUACCEL_POOLL is not a setting of this library; did you mean GPUACCEL_POOL?" GPUACCEL_POOLL=1
+}
+@test "an unknown name with nothing close: pointed at gpuaccel env" {
+    warns "GPUACCEL_FROBNICATE_ALL is not a setting of this library (gpuaccel env lists them)" \
+        GPUACCEL_FROBNICATE_ALL=1
+}
+@test "a pool limit with no unit that looks like a forgotten percent sign" {
+    warns "GPUACCEL_POOL_LIMIT=50 means 50 bytes; write 50% for a share of device memory or 50M for mebibytes" \
+        GPUACCEL_POOL_LIMIT=50
+}
+@test "a pool limit of 0 is refused: 100% says all of memory" {
+    warns "GPUACCEL_POOL_LIMIT=0 is not a limit: write 100% for all of device memory" \
+        GPUACCEL_POOL_LIMIT=0
+}
+@test "tune on without a table says that nothing will be rewritten" {
+    warns "GPUACCEL_TUNE=1 without GPUACCEL_TUNE_TABLE: there is no table" GPUACCEL_TUNE=1
+}
+@test "a table without tune: the setting has no effect" {
+    warns "GPUACCEL_TUNE_TABLE is set but GPUACCEL_TUNE is off: it has no effect" \
+        GPUACCEL_TUNE_TABLE=/tmp/t.table GPUACCEL_TUNE=0
+}
+@test "a feature's setting while the feature is off" {
+    warns "GPUACCEL_COALESCE_WINDOW is set but GPUACCEL_COALESCE is off: it has no effect" \
+        GPUACCEL_COALESCE_WINDOW=1M GPUACCEL_COALESCE=0
+}
+@test "GPUACCEL_CONFIG: a file of settings; bad lines named with their number; the environment wins" {
+    printf 'GPUACCEL_COALESCE=1\nbroken line\nGPUACCEL_POOL=0\n' > "$BATS_TEST_TMPDIR/ga.conf"
+    warns "GPUACCEL_CONFIG file $BATS_TEST_TMPDIR/ga.conf:2: expected NAME=VALUE; line skipped" \
+        GPUACCEL_CONFIG="$BATS_TEST_TMPDIR/ga.conf" GPUACCEL_LOG=info GPUACCEL_POOL=1
+    [[ "$output" == *"gpuaccel: pool:"* ]]
+    [[ "$output" == *"gpuaccel: coalesce:"* ]]
+}
+@test "GPUACCEL_CONFIG naming a missing file" {
+    warns "GPUACCEL_CONFIG=/nonexistent/ga.conf: cannot read the file" GPUACCEL_CONFIG=/nonexistent/ga.conf
+}
+@test "good settings say nothing" {
+    run env GPUACCEL=all GPUACCEL_POOL_LIMIT=2G GPUACCEL_GRAPH_MIN=3 LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"gpuaccel:"* ]]
 }

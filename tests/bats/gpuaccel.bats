@@ -56,7 +56,7 @@ ga() {
     run "$GA_TOOL" env
     [ "$status" -eq 0 ]
     [[ "${lines[0]}" == "variable"*"default"*"meaning" ]]
-    echo "$output" | grep -Eq '^GPUACCEL_POOL +0 +serve cuMemAlloc'
+    echo "$output" | grep -Eq '^GPUACCEL_POOL +[01] +- +[01] +serve cuMemAlloc'
     echo "$output" | grep -Eq '^GPUACCEL_GRAPH_MIN +5 '
     echo "$output" | grep -Eq '^GPUACCEL_PROFILE +\(none\) '
     # every variable the README documents
@@ -69,8 +69,10 @@ ga() {
     run ga run --enable pool,graphs --disable graphs -- sh -c 'echo "$LD_PRELOAD|$GPUACCEL_POOL|$GPUACCEL_GRAPHS|${GPUACCEL_TUNE-unset}"'
     [ "$status" -eq 0 ]
     [ "$output" = "$(readlink -f "$GA_LIB")|1|0|unset" ]
-    run ga run --enable all --disable swap -- sh -c 'env | grep -E "^GPUACCEL_(POOL|COALESCE|GRAPHS|TUNE|KERNELS)=" | sort | tr "\n" " "'
-    [ "$output" = "GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=0 GPUACCEL_POOL=1 GPUACCEL_TUNE=1 " ]
+    run ga run --enable all --disable swap -- sh -c 'env | grep -E "^GPUACCEL(_POOL|_COALESCE|_GRAPHS|_TUNE|_KERNELS)?=" | sort | tr "\n" " "'
+    [ "$output" = "GPUACCEL=all GPUACCEL_KERNELS=0 " ]
+    run ga run --disable all -- sh -c 'env | grep -E "^GPUACCEL(_POOL|_COALESCE|_GRAPHS|_TUNE|_KERNELS)?=" | sort | tr "\n" " "'
+    [ "$output" = "GPUACCEL_COALESCE=0 GPUACCEL_GRAPHS=0 GPUACCEL_KERNELS=0 GPUACCEL_POOL=0 GPUACCEL_TUNE=0 " ]
 }
 
 @test "run: keeps the user's LD_PRELOAD after the library's" {
@@ -377,4 +379,50 @@ EOF
     echo "command: $got"
     [ -n "$want" ]
     [ "$want" = "$got" ]
+}
+
+@test "env --check: exit 1 and one line per problem; 0 when the settings are good" {
+    run env GPUACCEL_POOLL=1 GPUACCEL_POOL_LIMIT=50 "$GA_TOOL" env --check
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"problem: GPUACCEL_POOLL is not a setting of this library; did you mean GPUACCEL_POOL?"* ]]
+    [[ "$output" == *"problem: GPUACCEL_POOL_LIMIT=50 means 50 bytes"* ]]
+    echo "$output" | grep -Eq '^GPUACCEL_POOL_LIMIT +50% +50 +50 '
+    run env GPUACCEL=all GPUACCEL_POOL_LIMIT=2G "$GA_TOOL" env --check
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"no problems"* ]]
+    echo "$output" | grep -Eq '^GPUACCEL_COALESCE +[01] +- +1 '
+    echo "$output" | grep -Eq '^GPUACCEL_POOL_LIMIT +50% +2G +2G '
+    run env GPUACCEL=0 "$GA_TOOL" env
+    echo "$output" | grep -Eq '^GPUACCEL_POOL +[01] +- +0 '
+    run "$GA_TOOL" env --bogus
+    [ "$status" -eq 2 ]
+}
+
+@test "advise: measures every feature, the defaults and all, prints a setting; --write gives a file run --config loads" {
+    run ga advise -n 2 --check-digest result --write "$T/adv.conf" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    for row in native pool coalesce graphs kernels defaults all; do
+        echo "$output" | grep -Eq "^$row +[0-9.]+ (us|ms|s) " || { echo "no row $row"; false; }
+    done
+    ! echo "$output" | grep -Eq '^tune ' # no table: nothing for tune to do
+    [[ "$output" == *"profiling the command once"* ]]
+    [[ "$output" == *"Opportunities"* ]]
+    echo "$output" | grep -q '^advice: '
+    [ -s "$T/adv.conf" ]
+    # what advise wrote is what a run under --config sees, and it has no problem
+    run env GPUACCEL_CONFIG="$T/adv.conf" "$GA_TOOL" env --check
+    echo "$output"
+    [ "$status" -eq 0 ]
+    for line in $(grep -v '^#' "$T/adv.conf"); do
+        echo "$output" | grep -Eq "^${line%%=*} +[^ ]+ +${line#*=} " || { echo "not loaded: $line"; false; }
+    done
+    run ga run --config "$T/adv.conf" -- sh -c 'echo "$GPUACCEL_CONFIG"'
+    [ "$output" = "$(readlink -f "$T/adv.conf")" ]
+    run ga run --config /nonexistent/x.conf -- true
+    [ "$status" -eq 2 ]
+    run ga advise --svg x -- true
+    [ "$status" -eq 2 ]
 }

@@ -25,6 +25,13 @@ static const char *fake_getenv(const char *name)
     return NULL;
 }
 
+static void count_problem(void *ctx, const char *var, const char *text)
+{
+    (void)ctx;
+    if (!var || !text || !*text)
+        abort(); /* every problem names its variable and says something */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,7 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(env_text, data, size);
     env_text[size] = '\0';
     ga_config_t cfg;
-    ga_config_load(&cfg, fake_getenv);
+    ga_config_src_t src = {.get = fake_getenv, .problem = count_problem};
+    ga_config_load(&cfg, &src);
+    free(cfg.file_text);
     if (cfg.pool_limit.bytes == 0 && (cfg.pool_limit.percent == 0 || cfg.pool_limit.percent > 100))
         abort(); /* a limit is bytes or a percentage in 1..100 */
     if (cfg.log_level < 0 || cfg.log_level > 3)

@@ -1,6 +1,8 @@
 #!/bin/sh
 # matrix.sh (GPU) - real programs natively and under the library with every
-# feature on: the output digests must be equal; prints the time ratio of each.
+# feature on (GA_MATRIX_SET=defaults: with no GPUACCEL_* variable at all, what a
+# plain LD_PRELOAD gets): the output digests must be equal; prints the time
+# ratio of each.
 # On a difference the program runs natively again: if it differs from itself
 # the row says NATIVE-VARIES (not a failure, but shown); else it fails. The
 # Python programs also check their own results (`check: ok`, or exit 1); a
@@ -10,6 +12,8 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu matrix
 ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
+[ "${GA_MATRIX_SET:-all}" = defaults ] && ALL=
+echo "matrix: ${GA_MATRIX_SET:-all} (${ALL:-no GPUACCEL_* variable})"
 PY=${PYTHON:-python3}
 G="$GA_SRC/tests/gpu"
 B="$GA_BUILD/tests"

@@ -1,7 +1,9 @@
 /* test_config.c - the GPUACCEL_* parsers and the loader: good values parse,
  * malformed ones are refused and leave the default, every default is valid. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "core/config.h"
@@ -14,6 +16,47 @@ static const char *fake_getenv(const char *name)
         if (!strcmp(e[0], name))
             return e[1];
     return NULL;
+}
+
+/* The problems the last load reported. */
+static char problems[16][420];
+static unsigned n_problems;
+
+static void note_problem(void *ctx, const char *var, const char *text)
+{
+    (void)ctx;
+    CHECK(var && !strncmp(var, "GPUACCEL", 8) && strstr(text, var));
+    if (n_problems < 16)
+        snprintf(problems[n_problems], sizeof problems[0], "%s", text);
+    n_problems++;
+}
+
+static bool has_problem(const char *part)
+{
+    for (unsigned i = 0; i < n_problems && i < 16; i++)
+        if (strstr(problems[i], part))
+            return true;
+    fprintf(stderr, "no problem says '%s'; %u reported:\n", part, n_problems);
+    for (unsigned i = 0; i < n_problems && i < 16; i++)
+        fprintf(stderr, "  %s\n", problems[i]);
+    return false;
+}
+
+static void load(ga_config_t *cfg, char *const *names)
+{
+    n_problems = 0;
+    ga_config_src_t src = {.get = fake_getenv, .env = names, .problem = note_problem};
+    ga_config_load(cfg, &src);
+}
+
+/* The default of a feature's switch under GPUACCEL=safe, from the table. */
+static bool safe_default(const char *name)
+{
+    for (unsigned i = 0; i < ga_config_ndocs; i++)
+        if (!strcmp(ga_config_docs[i].name, name))
+            return ga_config_docs[i].def[0] == '1';
+    CHECK(!"no such variable");
+    return false;
 }
 
 int main(void)
@@ -59,8 +102,9 @@ int main(void)
     /* defaults, then a mixed environment: good values taken, bad ones ignored */
     ga_config_t cfg;
     fake_env = NULL;
-    ga_config_load(&cfg, fake_getenv);
-    CHECK(cfg.enabled && !cfg.pool && !cfg.coalesce && !cfg.graphs);
+    load(&cfg, NULL);
+    CHECK(cfg.enabled && cfg.mode == GA_MODE_SAFE && n_problems == 0);
+    CHECK(cfg.pool == safe_default("GPUACCEL_POOL") && cfg.graphs == safe_default("GPUACCEL_GRAPHS"));
     CHECK(cfg.coalesce_window == 65536 && cfg.coalesce_max == 256);
     CHECK(cfg.pool_limit.percent == 50);
     CHECK(cfg.graph_min == 5);
@@ -71,7 +115,7 @@ int main(void)
         "GPUACCEL_GRAPH_MIN", "-3", "GPUACCEL_POOL_LIMIT", "16G", "GPUACCEL", "0",
         "GPUACCEL_TUNE_TABLE", "/tmp/t.txt", NULL};
     fake_env = env;
-    ga_config_load(&cfg, fake_getenv);
+    load(&cfg, NULL);
     CHECK(cfg.pool);
     CHECK(!cfg.coalesce);
     CHECK(cfg.coalesce_window == (1u << 20));
@@ -79,6 +123,80 @@ int main(void)
     CHECK(cfg.pool_limit.bytes == (16ull << 30));
     CHECK(!cfg.enabled);
     CHECK(!strcmp(cfg.tune_table, "/tmp/t.txt"));
+    CHECK(has_problem("GPUACCEL_COALESCE='maybe' is not valid: expected 1, on, yes, true, 0, off, no or false"));
+    CHECK(has_problem("GPUACCEL_GRAPH_MIN='-3'"));
+
+    /* The named sets, and single switches over them. */
+    static const char *const all[] = {"GPUACCEL", "all", "GPUACCEL_GRAPHS", "off", NULL};
+    fake_env = all;
+    load(&cfg, NULL);
+    CHECK(cfg.mode == GA_MODE_ALL && cfg.pool && cfg.coalesce && cfg.tune && cfg.kernels);
+    CHECK(!cfg.graphs);
+    static const char *const off[] = {"GPUACCEL", "0", NULL};
+    fake_env = off;
+    load(&cfg, NULL);
+    CHECK(!cfg.enabled && !cfg.pool && !cfg.kernels && !cfg.coalesce);
+    static const char *const safe[] = {"GPUACCEL", "safe", "GPUACCEL_COALESCE", "yes", NULL};
+    fake_env = safe;
+    load(&cfg, NULL);
+    CHECK(cfg.enabled && cfg.coalesce && cfg.pool == safe_default("GPUACCEL_POOL"));
+
+    /* Problems: each named once, with what to do. */
+    static const char *const bad[] = {"GPUACCEL_POOL_LIMIT", "50", "GPUACCEL_TUNE", "1",
+                                      "GPUACCEL_COALESCE", "0", "GPUACCEL_COALESCE_MAX", "1K", NULL};
+    static char *const names[] = {"GPUACCEL_POOLL=1", "GPUACCEL_WHATEVER_ELSE=2", "PATH=/bin",
+                                  "GPUACCEL_POOL_LIMIT=50", NULL};
+    fake_env = bad;
+    load(&cfg, names);
+    CHECK(cfg.pool_limit.bytes == 50);
+    CHECK(has_problem("GPUACCEL_POOL_LIMIT=50 means 50 bytes; write 50% for a share"));
+    CHECK(has_problem("GPUACCEL_TUNE=1 without GPUACCEL_TUNE_TABLE"));
+    CHECK(has_problem("GPUACCEL_COALESCE_MAX is set but GPUACCEL_COALESCE is off"));
+    CHECK(has_problem("GPUACCEL_POOLL is not a setting of this library; did you mean GPUACCEL_POOL?"));
+    CHECK(has_problem("GPUACCEL_WHATEVER_ELSE is not a setting of this library (gpuaccel env"));
+    CHECK(n_problems == 5);
+    static const char *const zero[] = {"GPUACCEL_POOL_LIMIT", "0", "GPUACCEL_POOL", "1", NULL};
+    fake_env = zero;
+    load(&cfg, NULL);
+    CHECK(cfg.pool_limit.percent == 50 && cfg.pool_limit.bytes == 0);
+    CHECK(has_problem("GPUACCEL_POOL_LIMIT=0 is not a limit") && n_problems == 1);
+    static const char *const fine[] = {"GPUACCEL_POOL_LIMIT", "2G", "GPUACCEL_POOL", "1",
+                                       "GPUACCEL_TUNE", "1", "GPUACCEL_TUNE_TABLE", "/t", NULL};
+    fake_env = fine;
+    load(&cfg, NULL);
+    CHECK(n_problems == 0);
+
+    /* GPUACCEL_CONFIG: a file of NAME=VALUE lines; the environment wins. */
+    char path[] = "/tmp/test_config_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    static const char text[] = "# written by gpuaccel advise\nGPUACCEL_COALESCE=1\nGPUACCEL_GRAPHS=1\n"
+                               "  GPUACCEL_GRAPH_MIN = 9  # spaces\n\nGPUACCEL_POOL=0\n"
+                               "nonsense\nGPUACCEL_NOPE=1\n";
+    CHECK(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+    close(fd);
+    const char *file_env[] = {"GPUACCEL_CONFIG", path, "GPUACCEL_POOL", "1", NULL};
+    fake_env = file_env;
+    load(&cfg, NULL);
+    CHECK(cfg.coalesce && cfg.graph_min == 9 && cfg.pool);
+    CHECK(cfg.raw[1] && !strcmp(cfg.raw[1], path));
+    CHECK(has_problem(":7: expected NAME=VALUE; line skipped"));
+    CHECK(has_problem(":8: GPUACCEL_NOPE is not a setting it may hold"));
+    CHECK(n_problems == 2);
+    free(cfg.file_text);
+    unlink(path);
+    const char *missing[] = {"GPUACCEL_CONFIG", "/nonexistent/gpuaccel.conf", NULL};
+    fake_env = missing;
+    load(&cfg, NULL);
+    CHECK(has_problem("GPUACCEL_CONFIG=/nonexistent/gpuaccel.conf: cannot read the file"));
+
+    /* Every effective value prints. */
+    char buf[64];
+    fake_env = NULL;
+    load(&cfg, NULL);
+    for (unsigned i = 0; i < ga_config_ndocs; i++)
+        CHECK(*ga_config_effective(&cfg, i, buf, sizeof buf));
+    CHECK(!strcmp(ga_config_effective(&cfg, 0, buf, sizeof buf), "safe"));
 
     CHECK(ga_config_ndocs >= 15);
     for (unsigned i = 0; i < ga_config_ndocs; i++)
