@@ -47,7 +47,7 @@ static const char usage_text[] =
     "          bit-identical and faster (default FILE: gpuaccel-tune.table)\n"
     "  report  FILE.json\n"
     "          print the human-readable report of a profile again\n"
-    "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--check-digest REGEX]\n"
+    "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE] [--check-digest REGEX]\n"
     "          [--check-file PATH] [--json] [--svg FILE] [--require-gpu] [--lib PATH] -- CMD\n"
     "          time CMD natively and under the library, alternating, after a warm-up\n"
     "  advise  [-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE] -- CMD\n"
@@ -193,7 +193,8 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
         bool takes = !strcmp(a, "--lib") || !strcmp(a, "--enable") || !strcmp(a, "--disable") ||
                      ((is_profile || is_tune) && !strcmp(a, "-o")) ||
                      (is_tune && !strcmp(a, "--kernel")) ||
-                     (is_run && !strcmp(a, "--config")) || (is_advise && !strcmp(a, "--write")) ||
+                     ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) ||
+                     (is_advise && !strcmp(a, "--write")) ||
                      (is_ab && (!strcmp(a, "-n") || !strcmp(a, "--feature") ||
                                 !strcmp(a, "--check-digest") || !strcmp(a, "--check-file") ||
                                 !strcmp(a, "--svg")));
@@ -225,7 +226,7 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
         } else if (is_profile && !strcmp(a, "--kernels")) {
             o->kernels = true;
             continue;
-        } else if (is_run && !strcmp(a, "--config")) {
+        } else if ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) {
             if (!readable(v))
                 return usage_error("--config %s: no readable file there", v);
             o->config = v;
@@ -766,6 +767,14 @@ static void child_env(const ab_t *a, const row_t *r)
      * each is set, over whatever GPUACCEL the user has. */
     bool all = r->mask == (1u << N_FEATURES) - 1 && !r->set;
     const char *set = r->set ? r->set : all ? "all" : "safe";
+    if (!strcmp(set, "config")) { /* ab --config FILE: the file decides */
+        char abs[PATH_MAX];
+        setenv("GPUACCEL_CONFIG", realpath(a->o->config, abs) ? abs : a->o->config, 1);
+        unsetenv("GPUACCEL");
+        for (int i = 0; i < N_FEATURES; i++)
+            unsetenv(feature_vars[i]);
+        return;
+    }
     setenv("GPUACCEL", set, 1);
     for (int i = 0; i < N_FEATURES; i++)
         if (r->set || all)
@@ -1090,7 +1099,10 @@ static int cmd_ab(opts_t *o)
     if (o->per_feature)
         for (int i = 0; i < N_FEATURES; i++)
             add_row(&a, features[i], false, 1u << i);
-    if (o->per_feature || o->ab_feature < 0)
+    if (o->config) { /* the file alone (gpuaccel advise --write) */
+        add_row(&a, "config", false, 0);
+        a.rows[a.nrows - 1].set = "config";
+    } else if (o->per_feature || o->ab_feature < 0)
         add_row(&a, "all", false, (1u << N_FEATURES) - 1);
     else
         add_row(&a, features[o->ab_feature], false, 1u << o->ab_feature);

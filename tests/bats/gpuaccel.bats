@@ -419,6 +419,10 @@ EOF
     for line in $(grep -v '^#' "$T/adv.conf"); do
         echo "$output" | grep -Eq "^${line%%=*} +[^ ]+ +${line#*=} " || { echo "not loaded: $line"; false; }
     done
+    run ga ab -n 1 --config "$T/adv.conf" --check-digest result -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -Eq '^config +[0-9.]+ (us|ms|s) .* agree$'
     run ga run --config "$T/adv.conf" -- sh -c 'echo "$GPUACCEL_CONFIG"'
     [ "$output" = "$(readlink -f "$T/adv.conf")" ]
     run ga run --config /nonexistent/x.conf -- true
