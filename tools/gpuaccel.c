@@ -1203,9 +1203,18 @@ static void advise_profile(const ab_t *a)
     }
 }
 
-/* The best row whose outputs agree and that beat native in every paired run
- * (beyond the run-to-run spread); else the defaults if they lost no run
- * beyond it; NULL: run natively. */
+/* Did row r beat native beyond the run-to-run spread? It must win every
+ * paired run, and its median gain must exceed native's own spread (max-min
+ * over median): with a few runs, winning every pair alone happens by chance. */
+static bool beyond_spread(const ab_t *a, const row_t *r)
+{
+    const row_t *n = &a->rows[0];
+    double spread = n->median > 0 ? (n->max - n->min) / n->median : 0;
+    return r->rmin > 1.0 && r->ratio - 1.0 > spread;
+}
+
+/* The best row whose outputs agree and that beat native beyond the spread;
+ * else the defaults if they lost no paired run; NULL: run natively. */
 static const row_t *advise_best(const ab_t *a)
 {
     const row_t *best = NULL, *defaults = NULL;
@@ -1213,7 +1222,7 @@ static const row_t *advise_best(const ab_t *a)
         const row_t *r = &a->rows[i];
         if (r->set && !strcmp(r->set, "safe"))
             defaults = r;
-        if (r->agree && r->rmin > 1.0 && (!best || r->ratio > best->ratio))
+        if (r->agree && beyond_spread(a, r) && (!best || r->ratio > best->ratio))
             best = r;
     }
     if (best)
@@ -1248,7 +1257,7 @@ static void advise_print(const ab_t *a, const row_t *best, unsigned mask)
         char on[128], off[128];
         mask_names(mask, true, on, sizeof on);
         mask_names(mask, false, off, sizeof off);
-        bool beyond = best->rmin > 1.0;
+        bool beyond = beyond_spread(a, best);
         printf("advice: %s, %.2fx of native (runs %.2f-%.2fx)%s\n", on, best->ratio, best->rmin,
                best->rmax, beyond ? "" : "; no setting gained beyond the run-to-run spread, "
                "and the defaults lost nothing beyond it");
@@ -1311,7 +1320,7 @@ static int cmd_advise(opts_t *o)
         unsigned winners = 0;
         for (unsigned i = 1; i < a.nrows; i++)
             if (!a.rows[i].set && __builtin_popcount(a.rows[i].mask) == 1 && a.rows[i].agree &&
-                a.rows[i].rmin > 1.0)
+                beyond_spread(&a, &a.rows[i]))
                 winners |= a.rows[i].mask;
         bool known = false;
         for (unsigned i = 1; i < a.nrows; i++)
