@@ -14,18 +14,13 @@ usage: bench_torch_item.py [--count N] [--mode native|reference] [--seed S]
 """
 import sys
 
-from item_loop import N, parse_args, run
+from item_loop import N, import_torch, parse_args, run
 
 
 def main() -> int:
     args = parse_args(__doc__.splitlines()[0])
-    try:
-        import torch
-    except ImportError:
-        print("SKIP: torch is not installed", file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("SKIP: no CUDA device", file=sys.stderr)
+    torch = import_torch()
+    if torch is None:
         return 77
 
     gen = torch.Generator().manual_seed(args.seed)

@@ -24,7 +24,7 @@ import struct
 import sys
 import time
 
-from item_loop import digest
+from item_loop import digest, import_torch
 
 LOG_EVERY = 10
 
@@ -40,15 +40,10 @@ def main() -> int:
         ap.error("--steps and --batch must be >= 1, --warmup >= 0")
     # cuBLAS needs this for deterministic results (use_deterministic_algorithms).
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("SKIP: torch is not installed", file=sys.stderr)
+    torch = import_torch()
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("SKIP: no CUDA device", file=sys.stderr)
-        return 77
+    import torch.nn.functional as F
     torch.use_deterministic_algorithms(True)
     torch.backends.cudnn.benchmark = False
     torch.manual_seed(args.seed)

@@ -24,6 +24,20 @@ def digest(data: bytes) -> str:
     return "%016x" % h
 
 
+def import_torch():
+    """torch with a CUDA device, or None after a SKIP line on stderr (exit 77)."""
+    import sys
+    try:
+        import torch
+    except ImportError:
+        print("SKIP: torch is not installed", file=sys.stderr)
+        return None
+    if not torch.cuda.is_available():
+        print("SKIP: no CUDA device", file=sys.stderr)
+        return None
+    return torch
+
+
 def parse_args(description):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--count", type=int, default=10000)

@@ -1075,26 +1075,37 @@ static int ab_measure(ab_t *a)
     return EX_OK;
 }
 
+/* What ab and advise do first: the library, the command, the GPU check, the
+ * digest pattern and the capture files. Sets *gpu. */
+static int ab_setup(ab_t *a, opts_t *o, bool *gpu)
+{
+    a->o = o;
+    int rc = find_library(o, a->lib, sizeof a->lib);
+    if (rc == EX_OK)
+        rc = find_command(o->cmd[0], a->path, sizeof a->path);
+    if (rc != EX_OK)
+        return rc;
+    *gpu = have_gpu();
+    if (!*gpu && o->require_gpu)
+        return die(EX_NOGPU, "no GPU: /dev/nvidiactl is missing (--require-gpu)");
+    if (!*gpu)
+        fprintf(stderr, "gpuaccel: note: no NVIDIA GPU here (/dev/nvidiactl is missing): timing "
+                        "whatever libcuda.so.1 the command loads\n");
+    if (o->check_digest && regcomp(&a->re, o->check_digest, REG_EXTENDED | REG_NOSUB) != 0)
+        return usage_error("--check-digest: '%s' is not a valid regular expression",
+                           o->check_digest);
+    snprintf(a->outfile, sizeof a->outfile, "/tmp/gpuaccel-ab.%d.out", (int)getpid());
+    snprintf(a->errfile, sizeof a->errfile, "/tmp/gpuaccel-ab.%d.err", (int)getpid());
+    return EX_OK;
+}
+
 static int cmd_ab(opts_t *o)
 {
     static ab_t a;
-    a.o = o;
-    int rc = find_library(o, a.lib, sizeof a.lib);
-    if (rc == EX_OK)
-        rc = find_command(o->cmd[0], a.path, sizeof a.path);
+    bool gpu;
+    int rc = ab_setup(&a, o, &gpu);
     if (rc != EX_OK)
         return rc;
-    bool gpu = have_gpu();
-    if (!gpu && o->require_gpu)
-        return die(EX_NOGPU, "no GPU: /dev/nvidiactl is missing (--require-gpu)");
-    if (!gpu)
-        fprintf(stderr, "gpuaccel: note: no NVIDIA GPU here (/dev/nvidiactl is missing): timing "
-                        "whatever libcuda.so.1 the command loads\n");
-    if (o->check_digest && regcomp(&a.re, o->check_digest, REG_EXTENDED | REG_NOSUB) != 0)
-        return usage_error("--check-digest: '%s' is not a valid regular expression",
-                           o->check_digest);
-    snprintf(a.outfile, sizeof a.outfile, "/tmp/gpuaccel-ab.%d.out", (int)getpid());
-    snprintf(a.errfile, sizeof a.errfile, "/tmp/gpuaccel-ab.%d.err", (int)getpid());
     add_row(&a, "native", true, 0);
     if (o->per_feature)
         for (int i = 0; i < N_FEATURES; i++)
@@ -1280,24 +1291,14 @@ static void advise_print(const ab_t *a, const row_t *best, unsigned mask)
 static int cmd_advise(opts_t *o)
 {
     static ab_t a;
-    a.o = o;
-    int rc = find_library(o, a.lib, sizeof a.lib);
-    if (rc == EX_OK)
-        rc = find_command(o->cmd[0], a.path, sizeof a.path);
+    bool gpu;
+    int rc = ab_setup(&a, o, &gpu);
     if (rc != EX_OK)
         return rc;
-    bool gpu = have_gpu();
-    if (!gpu && o->require_gpu)
-        return die(EX_NOGPU, "no GPU: /dev/nvidiactl is missing (--require-gpu)");
-    if (o->check_digest && regcomp(&a.re, o->check_digest, REG_EXTENDED | REG_NOSUB) != 0)
-        return usage_error("--check-digest: '%s' is not a valid regular expression",
-                           o->check_digest);
     if (!o->check_digest && !o->check_file)
         fprintf(stderr, "gpuaccel advise: no --check-digest or --check-file: the whole standard "
                         "output must match the native run's\n");
     advise_profile(&a);
-    snprintf(a.outfile, sizeof a.outfile, "/tmp/gpuaccel-ab.%d.out", (int)getpid());
-    snprintf(a.errfile, sizeof a.errfile, "/tmp/gpuaccel-ab.%d.err", (int)getpid());
     add_row(&a, "native", true, 0);
     /* Tune without a table rewrites nothing: its row would time noise. */
     const char *table = getenv("GPUACCEL_TUNE_TABLE");
