@@ -40,9 +40,9 @@ static const char usage_text[] =
     "\n"
     "  run     [--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] -- CMD\n"
     "          run CMD with libgpuaccel preloaded; LIST: %s\n"
-    "  profile [-o FILE] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
+    "  profile [-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
     "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
-    "  tune    [-o FILE] [--kernel PATTERN] [--exhaustive] [--lib PATH] -- CMD\n"
+    "  tune    [-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] -- CMD\n"
     "          run CMD once under the tuner; write the configurations it proved\n"
     "          bit-identical and faster (default FILE: gpuaccel-tune.table)\n"
     "  report  FILE.json\n"
@@ -133,6 +133,7 @@ typedef struct opts {
     int ab_feature;     /* -1: all */
     bool kernels, per_feature, json, require_gpu, exhaustive;
     const char *config, *write; /* run --config FILE; advise --write FILE */
+    bool force;         /* profile, tune: overwrite what -o names */
     unsigned runs;
     char **cmd;         /* NULL-terminated */
 } opts_t;
@@ -179,6 +180,7 @@ static bool parse_runs(const char *s, unsigned *out)
 }
 
 static bool readable(const char *p);
+static int check_output(const char *opt, const char *file, bool force);
 
 /* Options of `cmd` up to "--" or the first non-option; the rest is CMD. */
 static int parse(const char *cmd, int argc, char **argv, opts_t *o)
@@ -225,6 +227,9 @@ static int parse(const char *cmd, int argc, char **argv, opts_t *o)
             continue;
         } else if (is_profile && !strcmp(a, "--kernels")) {
             o->kernels = true;
+            continue;
+        } else if ((is_profile || is_tune) && !strcmp(a, "--force")) {
+            o->force = true;
             continue;
         } else if ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) {
             if (!readable(v))
@@ -435,6 +440,8 @@ static int cmd_tune(opts_t *o)
     if (rc != EX_OK)
         return rc;
     const char *out = o->out ? o->out : "gpuaccel-tune.table";
+    if ((rc = check_output("-o", out, o->force)) != EX_OK)
+        return rc;
     pid_t pid = fork();
     if (pid < 0)
         return die(EX_FAIL, "fork: %s", strerror(errno));
@@ -471,13 +478,52 @@ static int cmd_tune(opts_t *o)
     return exec_status(status);
 }
 
+/* Before the program runs: can `file` be written, and is it new (or --force)? */
+static int check_output(const char *opt, const char *file, bool force)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash == dir ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
+    else
+        snprintf(dir, sizeof dir, ".");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return usage_error("%s %s: the directory %s does not exist", opt, file, dir);
+    if (access(dir, W_OK) != 0)
+        return usage_error("%s %s: the directory %s is not writable", opt, file, dir);
+    if (!force && access(file, F_OK) == 0)
+        return usage_error("%s %s: the file exists (--force overwrites it)", opt, file);
+    return EX_OK;
+}
+
 static int cmd_profile(opts_t *o)
 {
     char lib[PATH_MAX], path[PATH_MAX];
     int rc = find_both(o, lib, path);
     if (rc != EX_OK)
         return rc;
-    const char *out = o->out ? o->out : "gpuaccel-profile";
+    /* -o prof.json names the base, as -o prof does: the files get their suffixes. */
+    char base[PATH_MAX];
+    snprintf(base, sizeof base, "%s", o->out ? o->out : "gpuaccel-profile");
+    static const char *const ext[] = {".trace.json", ".json", ".txt"};
+    for (unsigned i = 0; i < 3; i++) {
+        size_t n = strlen(base), e = strlen(ext[i]);
+        if (n > e && !strcmp(base + n - e, ext[i])) {
+            base[n - e] = '\0';
+            break;
+        }
+    }
+    for (unsigned i = 0; i < 3; i++) {
+        char file[PATH_MAX + 16];
+        snprintf(file, sizeof file, "%s%s", base, ext[i]);
+        if ((rc = check_output("-o", file, o->force)) != EX_OK)
+            return rc;
+        if (o->force) /* so that what is there afterwards is this run's */
+            unlink(file);
+    }
+    const char *out = base;
     time_t since = time(NULL) - 1;
     pid_t pid = fork();
     if (pid < 0)

@@ -430,3 +430,24 @@ EOF
     run ga advise --svg x -- true
     [ "$status" -eq 2 ]
 }
+
+@test "profile and tune check -o before running: a missing directory, an existing file (--force), a .json suffix" {
+    run ga profile -o /nonexistent/dir/p -- sh -c 'echo ran'
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"the directory /nonexistent/dir does not exist"* ]]
+    [[ "$output" != *"ran"* ]]
+    touch "$T/old.json"
+    run ga profile -o "$T/old.json" -- sh -c 'echo ran'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"$T/old.json: the file exists (--force overwrites it)"* ]]
+    [[ "$output" != *"ran"* ]]
+    run ga profile --force -o "$T/old.json" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -s "$T/old.json" ] && [ -s "$T/old.txt" ] && [ ! -e "$T/old.json.json" ]
+    touch "$T/t.table"
+    run ga tune -o "$T/t.table" -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"the file exists"* ]]
+}
