@@ -126,11 +126,32 @@ void ga_out_bytes(ga_out_t *o, uint64_t b)
     ga_out_s(o, unit[u]);
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if the bytes there
+ * are not one (RFC 3629: no overlong forms, no surrogates, nothing past
+ * U+10FFFF). Written out because the C library's multibyte functions follow
+ * the locale, and a signal handler may call this. */
+static unsigned utf8_len(const unsigned char *s)
+{
+    unsigned n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    for (unsigned i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; a byte
+ * that does not start well-formed UTF-8 (a command line may hold any bytes)
+ * becomes U+FFFD, so the file stays valid JSON. */
 void ga_out_js(ga_out_t *o, const char *s)
 {
     ga_out_s(o, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned char c = *p;
+        unsigned n = utf8_len(p);
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             ga_out_put(o, e, 2);
@@ -140,9 +161,16 @@ void ga_out_js(ga_out_t *o, const char *s)
             char e[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4],
                          "0123456789abcdef"[c & 15]};
             ga_out_put(o, e, 6);
+        } else if (n == 0) {
+            ga_out_s(o, "\\ufffd");
+            p++;
+            continue;
         } else {
-            ga_out_put(o, (const char *)&c, 1);
+            ga_out_put(o, (const char *)p, n);
+            p += n;
+            continue;
         }
+        p++;
     }
     ga_out_s(o, "\"");
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "features/profile/format.h"
 #include "features/profile/profile.h"
 #include "core/stats.h"
 #include "stub_driver.h"
@@ -598,9 +599,35 @@ static void scenario_fork(void)
     CHECK(j && jnum(jget(j, "copies"), "small_dtoh_reads") == 1);
 }
 
+/* JSON strings stay valid for any bytes: well-formed UTF-8 kept, anything
+ * else (a stray byte, an overlong form, a surrogate, a cut sequence) U+FFFD. */
+static void json_strings(void)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"plain", "\"plain\""},
+        {"q\"b\\n\n\x01", "\"q\\\"b\\\\n\\n\\u0001\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"a\xff" "b", "\"a\\ufffdb\""}, /* (split: \xff b would be one escape) */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                 /* overlong '/' */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},     /* a surrogate */
+        {"cut\xe2\x82", "\"cut\\ufffd\\ufffd\""},
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[128];
+        ga_out_t o = {.fd = -1, .mem = buf, .cap = sizeof buf - 1};
+        ga_out_js(&o, cases[i].in);
+        buf[o.len] = '\0';
+        CHECK(!o.failed && !strcmp(buf, cases[i].out));
+        if (strcmp(buf, cases[i].out))
+            fprintf(stderr, "case %u: got %s\n", i, buf);
+    }
+}
+
 int main(void)
 {
     (void)stub_ctx_b;
+    json_strings();
     if (!mkdtemp(dir))
         return perror("mkdtemp"), 1;
     const char *src = getenv("GA_SRC");
