@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "features/profile/format.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -996,18 +997,15 @@ static void json_times(const row_t *r, unsigned n)
     printf("]");
 }
 
+/* A JSON string on stdout, by the profile's own escaper (valid for any bytes:
+ * what is not well-formed UTF-8 becomes U+FFFD). */
 static void json_str(const char *s)
 {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
+    char buf[512];
+    ga_out_t o = {.fd = STDOUT_FILENO, .mem = buf, .cap = sizeof buf};
+    fflush(stdout);
+    ga_out_js(&o, s);
+    ga_out_flush(&o);
 }
 
 static void print_json(const ab_t *a, bool gpu, bool agree)
@@ -1271,7 +1269,7 @@ static bool beyond_spread(const ab_t *a, const row_t *r)
 }
 
 /* The best row whose outputs agree and that beat native beyond the spread;
- * else the defaults if they lost no paired run; NULL: run natively. */
+ * else the defaults if they lost no more than the spread; NULL: run natively. */
 static const row_t *advise_best(const ab_t *a)
 {
     const row_t *best = NULL, *defaults = NULL;
@@ -1284,7 +1282,10 @@ static const row_t *advise_best(const ab_t *a)
     }
     if (best)
         return best;
-    return defaults && defaults->agree && defaults->rmax >= 1.0 ? defaults : NULL;
+    /* The defaults, unless they lost more than native's own spread. */
+    const row_t *n = &a->rows[0];
+    double spread = n->median > 0 ? (n->max - n->min) / n->median : 0;
+    return defaults && defaults->agree && 1.0 - defaults->ratio <= spread ? defaults : NULL;
 }
 
 static int advise_write(const char *path, unsigned mask, const row_t *r)
@@ -1315,9 +1316,14 @@ static void advise_print(const ab_t *a, const row_t *best, unsigned mask)
         mask_names(mask, true, on, sizeof on);
         mask_names(mask, false, off, sizeof off);
         bool beyond = beyond_spread(a, best);
-        printf("advice: %s, %.2fx of native (runs %.2f-%.2fx)%s\n", on, best->ratio, best->rmin,
-               best->rmax, beyond ? "" : "; no setting gained beyond the run-to-run spread, "
-               "and the defaults lost nothing beyond it");
+        const row_t *n = &a->rows[0];
+        printf("advice: %s, %.2fx of native (runs %.2f-%.2fx)", on, best->ratio, best->rmin,
+               best->rmax);
+        if (!beyond)
+            printf("; no setting gained beyond the run-to-run spread (native runs varied by "
+                   "%.0f%%), and the defaults lost no more than that", n->median > 0 ?
+                   100 * (n->max - n->min) / n->median : 0.0);
+        printf("\n");
         printf("environment:");
         for (int i = 0; i < N_FEATURES; i++)
             printf(" %s=%d", feature_vars[i], (mask >> i) & 1u ? 1 : 0);

@@ -451,3 +451,12 @@ EOF
     [ "$status" -eq 2 ]
     [[ "$output" == *"the file exists"* ]]
 }
+
+@test "JSON stays valid with a non-UTF-8 byte on the command line (ab --json, the profile)" {
+    command -v python3 >/dev/null || skip "no python3"
+    ga ab -n 1 --json -- "$PROGS/door_getproc" "$PTX" $'caf\xe9' > "$T/ab.json"
+    python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert d["command"][-1]=="caf\ufffd", d["command"]' "$T/ab.json"
+    run ga profile -o "$T/p" -- "$PROGS/door_getproc" "$PTX" $'\xff\xfe'
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8"))' "$T/p.json"
+}
