@@ -155,8 +155,16 @@ const ga_config_doc_t ga_config_docs[] = {
 #define GA_ISFEATURE_SIZE 0
 #define GA_ISFEATURE_UINT 0
 #define GA_ISFEATURE_LIMIT 0
+#define GA_ISSIZE_SIZE 1
+#define GA_ISSIZE_FEATURE 0
+#define GA_ISSIZE_MODE 0
+#define GA_ISSIZE_BOOL 0
+#define GA_ISSIZE_LEVEL 0
+#define GA_ISSIZE_STR 0
+#define GA_ISSIZE_UINT 0
+#define GA_ISSIZE_LIMIT 0
 #define GA_CONFIG_DOC(var, type, field, def, needs, help)                                   \
-    {#var, def, needs, help, GA_ISFEATURE_##type},
+    {#var, def, needs, help, GA_ISFEATURE_##type, GA_ISSIZE_##type},
     GA_CONFIG_VARS(GA_CONFIG_DOC)
 #undef GA_CONFIG_DOC
 };
@@ -313,6 +321,22 @@ static void check_limit_units(const ga_config_src_t *src, const char *var, const
                  "%sM for mebibytes", var, raw, raw, raw, raw);
 }
 
+/* A byte count whose default has a unit (64K), set as a small plain number:
+ * most likely the unit was forgotten. */
+static void check_size_units(const ga_config_src_t *src, const char *const raw[GA_CFG_N])
+{
+    for (unsigned i = 0; i < GA_CFG_N; i++) {
+        const char *v = raw[i], *def = ga_config_docs[i].def;
+        size_t dl = strlen(def);
+        uint64_t bytes;
+        if (!v || !ga_config_docs[i].size || !dl || isdigit((unsigned char)def[dl - 1]) ||
+            strspn(v, "0123456789") != strlen(v) || !ga_parse_size(v, &bytes) || bytes >= 1024)
+            continue;
+        problemf(src, ga_config_docs[i].name, "%s=%s means %s bytes (the default is %s); write "
+                 "%sK for kibibytes", ga_config_docs[i].name, v, v, def, v);
+    }
+}
+
 /* A switch that cannot act without a value: one line. */
 static void check_requires(const ga_config_t *cfg, const ga_config_src_t *src,
                            const char *const raw[GA_CFG_N])
@@ -398,6 +422,7 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
     if (raw[GA_CFG_GPUACCEL_POOL_LIMIT])
         check_limit_units(src, "GPUACCEL_POOL_LIMIT", raw[GA_CFG_GPUACCEL_POOL_LIMIT],
                           cfg->pool_limit);
+    check_size_units(src, raw);
     if (cfg->enabled) {
         for (unsigned i = 0; i < GA_CFG_N; i++)
             if (raw[i] && *ga_config_docs[i].needs && !switch_on(cfg, ga_config_docs[i].needs))

@@ -105,6 +105,7 @@ bool ga_parse_mode(const char *s, ga_mode_t *out);
 typedef struct ga_config_doc {
     const char *name, *def, *needs, *help;
     bool feature; /* a feature's switch: its default is GPUACCEL=safe's */
+    bool size;    /* a byte count */
 } ga_config_doc_t;
 extern const ga_config_doc_t ga_config_docs[];
 extern const unsigned ga_config_ndocs;

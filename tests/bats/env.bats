@@ -58,6 +58,10 @@ warns() { # EXPECTED-TEXT VAR=VALUE...
     warns "GPUACCEL_POOL_LIMIT=50 means 50 bytes; write 50% for a share of device memory or 50M for mebibytes" \
         GPUACCEL_POOL_LIMIT=50
 }
+@test "a window size with no unit where the default has one" {
+    warns "GPUACCEL_COALESCE_WINDOW=64 means 64 bytes (the default is 64K); write 64K for kibibytes" \
+        GPUACCEL_COALESCE_WINDOW=64 GPUACCEL_COALESCE=1
+}
 @test "a pool limit of 0 is refused: 100% says all of memory" {
     warns "GPUACCEL_POOL_LIMIT=0 is not a limit: write 100% for all of device memory" \
         GPUACCEL_POOL_LIMIT=0
