@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <glob.h>
 #include <limits.h>
 #include <regex.h>
@@ -36,32 +37,39 @@
 
 enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_NOTFOUND = 127 };
 
-static const char usage_text[] =
-    "usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n"
-    "\n"
-    "  run     [--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] -- CMD\n"
-    "          run CMD with libgpuaccel preloaded; LIST: %s\n"
-    "  profile [-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
-    "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
-    "  tune    [-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] -- CMD\n"
-    "          run CMD once under the tuner; write the configurations it proved\n"
-    "          bit-identical and faster (default FILE: gpuaccel-tune.table)\n"
-    "  report  FILE.json\n"
-    "          print the human-readable report of a profile again\n"
-    "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE] [--check-digest REGEX]\n"
-    "          [--check-file PATH] [--json] [--svg FILE] [--require-gpu] [--lib PATH] -- CMD\n"
-    "          time CMD natively and under the library, alternating, after a warm-up\n"
-    "  advise  [-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE] -- CMD\n"
-    "          profile CMD once, A/B each feature, the defaults, every feature and the\n"
-    "          winners together; print the fastest setting whose outputs agree\n"
-    "  kernels [--lib PATH] list | verify [--kernel NAME] [--quick]\n"
-    "          the replacement kernels shipped in the library; verify runs each\n"
-    "          against its original on fresh random inputs, bit for bit, and times both\n"
-    "  env     [--check]\n"
-    "          every GPUACCEL_* variable: default, value set, effective value, problems\n"
-    "          (--check: exit 1 if any)\n"
-    "\n"
-    "  --help, --version\n"
+/* Each command's synopsis and what it does: the global help lists them, and
+ * `gpuaccel COMMAND --help` prints its own. %s in `what` is the feature list. */
+typedef struct command_help {
+    const char *name, *synopsis, *what;
+} command_help_t;
+
+static const command_help_t command_helps[] = {
+    {"run", "[--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] [--] CMD [ARGS...]",
+     "run CMD with libgpuaccel preloaded; LIST: comma-separated features (%s)"},
+    {"profile", "[-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] [--disable LIST] "
+     "[--] CMD", "write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile);\n"
+     "          -o is checked before CMD runs; --force overwrites"},
+    {"tune", "[-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] [--] CMD",
+     "run CMD once under the tuner; write the configurations it proved\n"
+     "          bit-identical and faster (default FILE: gpuaccel-tune.table)"},
+    {"report", "FILE.json", "print the human-readable report of a profile again"},
+    {"ab", "[-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE]\n"
+     "          [--check-digest REGEX] [--check-file PATH] [--json] [--svg FILE] [--require-gpu]\n"
+     "          [--lib PATH] [--] CMD", "time CMD natively and under the library, alternating, "
+     "after a warm-up"},
+    {"advise", "[-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE]\n"
+     "          [--require-gpu] [--lib PATH] [--] CMD",
+     "profile CMD once, A/B each feature, the defaults, every feature and the\n"
+     "          winners together; print the fastest setting whose outputs agree"},
+    {"kernels", "[--lib PATH] list | verify [--kernel NAME] [--quick]",
+     "the replacement kernels shipped in the library; verify runs each\n"
+     "          against its original on fresh random inputs, bit for bit, and times both"},
+    {"env", "[--check]", "every GPUACCEL_* variable: default, value set, effective value, "
+     "problems\n          (--check: exit 1 if any)"},
+};
+
+static const char usage_tail[] =
+    "\n  --help, --version; gpuaccel COMMAND --help for one command\n"
     "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
     "      126 CMD not executable, 127 CMD not found; run and profile return CMD's status\n";
 
@@ -97,9 +105,29 @@ static void features_init(void)
              " or all");
 }
 
+static void command_usage(FILE *to, const command_help_t *c, bool alone)
+{
+    fprintf(to, alone ? "usage: gpuaccel %s %s\n  " : "  %-7s %s\n          ", c->name,
+            c->synopsis);
+    fprintf(to, c->what, feature_list);
+    fputc('\n', to);
+}
+
 static void usage(FILE *to)
 {
-    fprintf(to, usage_text, feature_list);
+    fputs("usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n\n", to);
+    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
+        command_usage(to, &command_helps[i], false);
+    fputs(usage_tail, to);
+}
+
+/* `gpuaccel NAME --help`: that command's synopsis alone. */
+static int help_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
+        if (!strcmp(command_helps[i].name, name))
+            return command_usage(stdout, &command_helps[i], true), EX_OK;
+    return usage(stdout), EX_OK;
 }
 
 static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -149,9 +177,11 @@ static int feature_index(const char *name)
     return -1;
 }
 
-/* "pool,graphs" or "all": set each named feature to `on`. */
-static bool toggle(opts_t *o, const char *list, bool on)
+/* "pool,graphs" or "all": set each named feature to `on`. Returns NULL, or the
+ * first item that names no feature (in a static buffer). */
+static const char *toggle(opts_t *o, const char *list, bool on)
 {
+    static char bad[64];
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -163,10 +193,11 @@ static bool toggle(opts_t *o, const char *list, bool on)
         } else if (i >= 0) {
             o->feature_on[i] = on, o->feature_set[i] = 1;
         } else {
-            return false;
+            snprintf(bad, sizeof bad, "%s", t);
+            return bad;
         }
     }
-    return true;
+    return *list ? NULL : "";
 }
 
 static bool parse_runs(const char *s, unsigned *out)
@@ -183,96 +214,137 @@ static bool parse_runs(const char *s, unsigned *out)
 static bool readable(const char *p);
 static int check_output(const char *opt, const char *file, bool force);
 
-/* Options of `cmd` up to "--" or the first non-option; the rest is CMD. */
+/* The commands that take options before CMD, as bits, and which take which
+ * option. getopt_long gives the usual conventions: --opt=value, -n5, "--". */
+enum { C_RUN = 1, C_PROFILE = 2, C_TUNE = 4, C_AB = 8, C_ADVISE = 16, C_ALL = 31 };
+enum {
+    O_LIB = 256, O_ENABLE, O_DISABLE, O_CONFIG, O_FORCE, O_KERNELS, O_KERNEL, O_EXHAUSTIVE,
+    O_FEATURE, O_PER_FEATURE, O_CHECK_DIGEST, O_CHECK_FILE, O_JSON, O_SVG, O_REQUIRE_GPU, O_WRITE
+};
+static const struct option long_opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"lib", required_argument, NULL, O_LIB},
+    {"enable", required_argument, NULL, O_ENABLE},
+    {"disable", required_argument, NULL, O_DISABLE},
+    {"config", required_argument, NULL, O_CONFIG},
+    {"force", no_argument, NULL, O_FORCE},
+    {"kernels", no_argument, NULL, O_KERNELS},
+    {"kernel", required_argument, NULL, O_KERNEL},
+    {"exhaustive", no_argument, NULL, O_EXHAUSTIVE},
+    {"feature", required_argument, NULL, O_FEATURE},
+    {"per-feature", no_argument, NULL, O_PER_FEATURE},
+    {"check-digest", required_argument, NULL, O_CHECK_DIGEST},
+    {"check-file", required_argument, NULL, O_CHECK_FILE},
+    {"json", no_argument, NULL, O_JSON},
+    {"svg", required_argument, NULL, O_SVG},
+    {"require-gpu", no_argument, NULL, O_REQUIRE_GPU},
+    {"write", required_argument, NULL, O_WRITE},
+    {NULL, 0, NULL, 0},
+};
+static const struct { int opt; unsigned cmds; } opt_cmds[] = {
+    {'h', C_ALL}, {O_LIB, C_ALL}, {O_ENABLE, C_RUN | C_PROFILE}, {O_DISABLE, C_RUN | C_PROFILE},
+    {O_CONFIG, C_RUN | C_AB}, {O_FORCE, C_PROFILE | C_TUNE}, {'o', C_PROFILE | C_TUNE},
+    {O_KERNELS, C_PROFILE}, {O_KERNEL, C_TUNE}, {O_EXHAUSTIVE, C_TUNE}, {'n', C_AB | C_ADVISE},
+    {O_FEATURE, C_AB}, {O_PER_FEATURE, C_AB}, {O_CHECK_DIGEST, C_AB | C_ADVISE},
+    {O_CHECK_FILE, C_AB | C_ADVISE}, {O_JSON, C_AB}, {O_SVG, C_AB},
+    {O_REQUIRE_GPU, C_AB | C_ADVISE}, {O_WRITE, C_ADVISE},
+};
+
+static unsigned command_bit(const char *cmd)
+{
+    static const char *const names[] = {"run", "profile", "tune", "ab", "advise"};
+    for (unsigned i = 0; i < 5; i++)
+        if (!strcmp(cmd, names[i]))
+            return 1u << i;
+    return 0;
+}
+
+static bool takes(int opt, unsigned bit)
+{
+    for (size_t i = 0; i < sizeof opt_cmds / sizeof opt_cmds[0]; i++)
+        if (opt_cmds[i].opt == opt)
+            return (opt_cmds[i].cmds & bit) != 0;
+    return false;
+}
+
+/* One option with its value: what it sets, or a usage error. */
+static int take(const char *cmd, int c, const char *v, opts_t *o)
+{
+    const char *bad;
+    switch (c) {
+    case O_LIB: o->lib = v; break;
+    case O_ENABLE:
+    case O_DISABLE:
+        if ((bad = toggle(o, v, c == O_ENABLE)) != NULL)
+            return usage_error("%s: '%s' in --%s %s is not a feature (%s)", cmd, bad,
+                               c == O_ENABLE ? "enable" : "disable", v, feature_list);
+        break;
+    case O_CONFIG:
+        if (!readable(v))
+            return usage_error("%s: --config %s: no readable file there", cmd, v);
+        o->config = v;
+        break;
+    case O_FORCE: o->force = true; break;
+    case 'o': o->out = v; break;
+    case O_KERNELS: o->kernels = true; break;
+    case O_KERNEL: o->kernel_pattern = v; break;
+    case O_EXHAUSTIVE: o->exhaustive = true; break;
+    case 'n':
+        if (!parse_runs(v, &o->runs))
+            return usage_error("%s: -n wants a number of runs from 1 to 10000, not '%s'", cmd, v);
+        break;
+    case O_FEATURE:
+        o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
+        if (strcmp(v, "all") && o->ab_feature < 0)
+            return usage_error("%s: --feature '%s' is not a feature (%s)", cmd, v, feature_list);
+        break;
+    case O_PER_FEATURE: o->per_feature = true; break;
+    case O_CHECK_DIGEST: o->check_digest = v; break;
+    case O_CHECK_FILE: o->check_file = v; break;
+    case O_JSON: o->json = true; break;
+    case O_SVG: o->svg = v; break;
+    case O_REQUIRE_GPU: o->require_gpu = true; break;
+    case O_WRITE: o->write = v; break;
+    default: break;
+    }
+    return EX_OK;
+}
+
+/* Options of `cmd` up to "--" or the first non-option; the rest is CMD.
+ * argv[0] is the command's name. */
 static int parse(const char *cmd, int argc, char **argv, opts_t *o)
 {
-    bool is_advise = !strcmp(cmd, "advise"), is_run = !strcmp(cmd, "run");
-    bool is_ab = !strcmp(cmd, "ab") || is_advise, is_profile = !strcmp(cmd, "profile");
-    bool is_tune = !strcmp(cmd, "tune");
-    int i = 0;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(a, "--lib") || !strcmp(a, "--enable") || !strcmp(a, "--disable") ||
-                     ((is_profile || is_tune) && !strcmp(a, "-o")) ||
-                     (is_tune && !strcmp(a, "--kernel")) ||
-                     ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) ||
-                     (is_advise && !strcmp(a, "--write")) ||
-                     (is_ab && (!strcmp(a, "-n") || !strcmp(a, "--feature") ||
-                                !strcmp(a, "--check-digest") || !strcmp(a, "--check-file") ||
-                                !strcmp(a, "--svg")));
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (a[0] != '-')
-            break;
-        if (takes && !v)
-            return usage_error("%s needs a value", a);
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            exit(EX_OK);
-        } else if (!strcmp(a, "--lib")) {
-            o->lib = v;
-        } else if (!strcmp(a, "--enable") || !strcmp(a, "--disable")) {
-            if (is_ab)
-                return usage_error("%s is for run and profile; ab takes --feature", a);
-            if (!toggle(o, v, a[2] == 'e'))
-                return usage_error("unknown feature in '%s' (%s)", v, feature_list);
-        } else if ((is_profile || is_tune) && !strcmp(a, "-o")) {
-            o->out = v;
-        } else if (is_tune && !strcmp(a, "--kernel")) {
-            o->kernel_pattern = v;
-        } else if (is_tune && !strcmp(a, "--exhaustive")) {
-            o->exhaustive = true;
-            continue;
-        } else if (is_profile && !strcmp(a, "--kernels")) {
-            o->kernels = true;
-            continue;
-        } else if ((is_profile || is_tune) && !strcmp(a, "--force")) {
-            o->force = true;
-            continue;
-        } else if ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) {
-            if (!readable(v))
-                return usage_error("--config %s: no readable file there", v);
-            o->config = v;
-        } else if (is_advise && !strcmp(a, "--write")) {
-            o->write = v;
-        } else if (is_advise && (!strcmp(a, "--feature") || !strcmp(a, "--per-feature") ||
-                                 !strcmp(a, "--svg") || !strcmp(a, "--json"))) {
-            return usage_error("%s is for ab; advise tries every feature itself", a);
-        } else if (is_ab && !strcmp(a, "-n")) {
-            if (!parse_runs(v, &o->runs))
-                return usage_error("-n wants a number of runs from 1 to 10000, not '%s'", v);
-        } else if (is_ab && !strcmp(a, "--feature")) {
-            o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
-            if (strcmp(v, "all") && o->ab_feature < 0)
-                return usage_error("unknown feature '%s' (%s)", v, feature_list);
-        } else if (is_ab && !strcmp(a, "--check-digest")) {
-            o->check_digest = v;
-        } else if (is_ab && !strcmp(a, "--check-file")) {
-            o->check_file = v;
-        } else if (is_ab && !strcmp(a, "--svg")) {
-            o->svg = v;
-        } else if (is_ab && (!strcmp(a, "--per-feature") || !strcmp(a, "--json") ||
-                             !strcmp(a, "--require-gpu"))) {
-            if (a[2] == 'p')
-                o->per_feature = true;
-            else if (a[2] == 'j')
-                o->json = true;
-            else
-                o->require_gpu = true;
-            continue;
-        } else {
-            return usage_error("unknown option '%s'", a);
-        }
-        i++; /* the value */
+    unsigned bit = command_bit(cmd);
+    optind = 1, opterr = 0;
+    int c, idx = -1;
+    while ((c = getopt_long(argc, argv, "+:ho:n:", long_opts, &idx)) != -1) {
+        char as[64]; /* the option's name, as the user would write it */
+        if (idx >= 0)
+            snprintf(as, sizeof as, "--%s", long_opts[idx].name);
+        else if (c != '?' && c != ':')
+            snprintf(as, sizeof as, "-%c", c);
+        else if (optopt > 0 && optopt < 256)
+            snprintf(as, sizeof as, "-%c", optopt);
+        else
+            snprintf(as, sizeof as, "%s", argv[optind - 1]);
+        if (c == '?')
+            return usage_error("%s: unknown option '%s'", cmd, as);
+        if (c == ':')
+            return usage_error("%s: %s needs a value", cmd, as);
+        if (!takes(c, bit))
+            return usage_error("%s: %s is not an option of %s", cmd, as, cmd);
+        if (c == 'h')
+            exit(help_of(cmd));
+        int rc = take(cmd, c, optarg, o);
+        if (rc != EX_OK)
+            return rc;
+        idx = -1;
     }
-    if (i >= argc)
-        return usage_error("%s: no command to run (gpuaccel COMMAND [OPTIONS] -- CMD ARGS)", cmd);
+    if (optind >= argc)
+        return usage_error("%s: no command to run (gpuaccel %s [OPTIONS] -- CMD ARGS)", cmd, cmd);
     if (o->check_digest && o->check_file)
         return usage_error("%s: choose --check-digest or --check-file, not both", cmd);
-    o->cmd = argv + i;
+    o->cmd = argv + optind;
     return EX_OK;
 }
 
@@ -448,7 +520,7 @@ static int cmd_tune(opts_t *o)
         return die(EX_FAIL, "fork: %s", strerror(errno));
     if (pid == 0) {
         preload(lib);
-        toggle(o, "all", false);
+        (void)toggle(o, "all", false);
         apply_toggles(o);
         setenv("GPUACCEL_TUNER", out, 1);
         setenv("GPUACCEL_TUNER_KERNEL", o->kernel_pattern ? o->kernel_pattern : "*", 1);
@@ -636,8 +708,8 @@ static char *slurp(const char *path)
 static int cmd_report(int argc, char **argv)
 {
     if (argc != 1 || argv[0][0] == '-') {
-        if (argc == 1 && !strcmp(argv[0], "--help"))
-            return usage(stdout), EX_OK;
+        if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+            return help_of("report");
         return usage_error("%s", "report takes one argument: FILE.json");
     }
     char path[PATH_MAX + 8];
@@ -680,10 +752,16 @@ static int cmd_kernels(int argc, char **argv)
     opts_t o;
     memset(&o, 0, sizeof o);
     int i = 0;
-    if (argc >= 2 && !strcmp(argv[0], "--lib"))
+    if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+        return help_of("kernels");
+    if (argc >= 1 && !strncmp(argv[0], "--lib=", 6))
+        o.lib = argv[0] + 6, i = 1;
+    else if (argc >= 2 && !strcmp(argv[0], "--lib"))
         o.lib = argv[1], i = 2;
     if (i >= argc || (strcmp(argv[i], "list") && strcmp(argv[i], "verify")))
         return usage_error("%s", "kernels takes list or verify [--kernel NAME] [--quick]");
+    if (!strcmp(argv[i], "list") && i + 1 < argc)
+        return usage_error("kernels list takes no arguments, not '%s'", argv[i + 1]);
     char lib[PATH_MAX];
     int rc = find_library(&o, lib, sizeof lib);
     if (rc != EX_OK)
@@ -744,9 +822,7 @@ static int cmd_env(int argc, char **argv)
         if (!strcmp(argv[i], "--check"))
             check = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return printf("usage: gpuaccel env [--check]\n  list every GPUACCEL_* variable: "
-                          "default, value set, effective value; then any problem.\n  --check: "
-                          "exit 1 when a setting has a problem\n"), EX_OK;
+            return help_of("env");
         else
             return usage_error("env: unknown option '%s' (env takes --check)", argv[i]);
     }
@@ -1434,7 +1510,7 @@ int main(int argc, char **argv)
                            "kernels, env)",
                            cmd);
     opts_t o = {.runs = 5, .ab_feature = -1};
-    int rc = parse(cmd, argc - 2, argv + 2, &o);
+    int rc = parse(cmd, argc - 1, argv + 1, &o);
     if (rc != EX_OK)
         return rc;
     if (!strcmp(cmd, "run"))

@@ -42,7 +42,15 @@ ga() {
     [[ "$output" == *"--enable needs a value"* ]]
     run ga run --enable warp -- true
     [ "$status" -eq 2 ]
-    [[ "$output" == *"unknown feature in 'warp'"* ]]
+    [[ "$output" == *"'warp' in --enable warp is not a feature"* ]]
+    run ga run --enable pool,banana -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"'banana' in --enable pool,banana is not a feature"* ]]
+    run ga run --feature pool -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"run: --feature is not an option of run"* ]]
+    run "$GA_TOOL" kernels list extra
+    [ "$status" -eq 2 ]
     run ga run
     [ "$status" -eq 2 ]
     [[ "$output" == *"no command to run"* ]]
@@ -459,4 +467,19 @@ EOF
     run ga profile -o "$T/p" -- "$PROGS/door_getproc" "$PTX" $'\xff\xfe'
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8"))' "$T/p.json"
+}
+
+@test "options follow getopt_long: --opt=value, -n5, per-command --help" {
+    run ga run --enable=pool -- sh -c 'echo "$GPUACCEL_POOL"'
+    [ "$status" -eq 0 ]
+    [ "$output" = 1 ]
+    run ga ab -n2 --json -- true
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'"runs":2'* ]]
+    for c in run profile tune report ab advise kernels env; do
+        run "$GA_TOOL" $c --help
+        echo "$c: $output"
+        [ "$status" -eq 0 ]
+        [[ "${lines[0]}" == "usage: gpuaccel $c "* ]]
+    done
 }
