@@ -162,7 +162,7 @@ static void opp_kernels(const summary_t *s, opp_t *op, ga_out_t *w)
             best = i;
     }
     ga_out_s(w, "helps only kernels with a replacement; busiest: ");
-    ga_out_name(w, ga_prof->kern[best].name ? ga_prof->kern[best].name : "?", 60);
+    ga_out_name(w, ga_prof_kname_text(best), 60);
     if (s->timed)
         ga_out_s(w, " ("), ga_out_dur(w, ga_prof->kern[best].gpu_ns), ga_out_s(w, " on the GPU)");
     else
@@ -242,5 +242,12 @@ const char *ga_prof_kname(uint32_t k)
 {
     const char *name = ga_prof->kern[k].name;
     return k == MAX_KERNELS ? "(other kernels)" : name ? name : "?";
+}
+
+/* For the text report: the demangled name where there is one. */
+const char *ga_prof_kname_text(uint32_t k)
+{
+    const char *pretty = k < MAX_KERNELS ? ga_prof->kern[k].pretty : NULL;
+    return pretty ? pretty : ga_prof_kname(k);
 }
 

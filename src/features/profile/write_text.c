@@ -117,7 +117,7 @@ static void text_kernel(ga_out_t *o, uint32_t ki)
         ga_out_s(o, "  "), ga_out_dur(o, k->gpu_ns), ga_out_s(o, " GPU, ");
         ga_out_dur(o, per(k->gpu_ns, k->timed)), ga_out_s(o, " mean");
     }
-    ga_out_s(o, "  "), ga_out_name(o, ga_prof_kname(ki), 80), ga_out_s(o, "\n");
+    ga_out_s(o, "  "), ga_out_name(o, ga_prof_kname_text(ki), 80), ga_out_s(o, "\n");
     for (unsigned j = 0; j < k->ncfg && j < 3; j++) {
         const kcfg_t *g = &k->cfg[j];
         ga_out_s(o, "      grid "), text_dims(o, g->grid);
@@ -164,7 +164,7 @@ static void text_seqs(ga_out_t *o)
         ga_out_count(ga_cell(&c), (uint64_t)q->len * q->repeats), ga_out_cell(o, &c, 11, true);
         ga_out_s(o, "  ");
         for (unsigned j = 0; j < SEQ_NAMES && j < q->len; j++)
-            ga_out_s(o, j ? ", " : ""), ga_out_name(o, ga_prof_kname(q->first[j]), 24);
+            ga_out_s(o, j ? ", " : ""), ga_out_name(o, ga_prof_kname_text(q->first[j]), 24);
         ga_out_s(o, q->len > SEQ_NAMES ? ", ...\n" : "\n");
     }
 }
