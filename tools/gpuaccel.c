@@ -17,6 +17,8 @@
 #include <glob.h>
 #include <limits.h>
 #include <regex.h>
+#include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +37,8 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_NOTFOUND = 127 };
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_NOTFOUND = 127,
+       EX_INTERRUPTED = 130 };
 
 /* Each command's synopsis and what it does: the global help lists them, and
  * `gpuaccel COMMAND --help` prints its own. %s in `what` is the feature list. */
@@ -55,8 +58,9 @@ static const command_help_t command_helps[] = {
     {"report", "FILE.json", "print the human-readable report of a profile again"},
     {"ab", "[-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE]\n"
      "          [--check-digest REGEX] [--check-file PATH] [--json] [--svg FILE] [--require-gpu]\n"
+     "          [--export-json FILE] [--export-csv FILE] [--export-markdown FILE]\n"
      "          [--lib PATH] [--] CMD", "time CMD natively and under the library, alternating, "
-     "after a warm-up"},
+     "after a warm-up;\n          progress on a terminal; Ctrl-C prints the rounds completed"},
     {"advise", "[-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE]\n"
      "          [--require-gpu] [--lib PATH] [--] CMD",
      "profile CMD once, A/B each feature, the defaults, every feature and the\n"
@@ -163,6 +167,7 @@ typedef struct opts {
     bool kernels, per_feature, json, require_gpu, exhaustive;
     const char *config, *write; /* run --config FILE; advise --write FILE */
     bool force;         /* profile, tune: overwrite what -o names */
+    const char *export_json, *export_csv, *export_md; /* ab: files beside the table */
     unsigned runs;
     char **cmd;         /* NULL-terminated */
 } opts_t;
@@ -219,7 +224,8 @@ static int check_output(const char *opt, const char *file, bool force);
 enum { C_RUN = 1, C_PROFILE = 2, C_TUNE = 4, C_AB = 8, C_ADVISE = 16, C_ALL = 31 };
 enum {
     O_LIB = 256, O_ENABLE, O_DISABLE, O_CONFIG, O_FORCE, O_KERNELS, O_KERNEL, O_EXHAUSTIVE,
-    O_FEATURE, O_PER_FEATURE, O_CHECK_DIGEST, O_CHECK_FILE, O_JSON, O_SVG, O_REQUIRE_GPU, O_WRITE
+    O_FEATURE, O_PER_FEATURE, O_CHECK_DIGEST, O_CHECK_FILE, O_JSON, O_SVG, O_REQUIRE_GPU, O_WRITE,
+    O_EXPORT_JSON, O_EXPORT_CSV, O_EXPORT_MD
 };
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
@@ -239,6 +245,9 @@ static const struct option long_opts[] = {
     {"svg", required_argument, NULL, O_SVG},
     {"require-gpu", no_argument, NULL, O_REQUIRE_GPU},
     {"write", required_argument, NULL, O_WRITE},
+    {"export-json", required_argument, NULL, O_EXPORT_JSON},
+    {"export-csv", required_argument, NULL, O_EXPORT_CSV},
+    {"export-markdown", required_argument, NULL, O_EXPORT_MD},
     {NULL, 0, NULL, 0},
 };
 static const struct { int opt; unsigned cmds; } opt_cmds[] = {
@@ -247,7 +256,8 @@ static const struct { int opt; unsigned cmds; } opt_cmds[] = {
     {O_KERNELS, C_PROFILE}, {O_KERNEL, C_TUNE}, {O_EXHAUSTIVE, C_TUNE}, {'n', C_AB | C_ADVISE},
     {O_FEATURE, C_AB}, {O_PER_FEATURE, C_AB}, {O_CHECK_DIGEST, C_AB | C_ADVISE},
     {O_CHECK_FILE, C_AB | C_ADVISE}, {O_JSON, C_AB}, {O_SVG, C_AB},
-    {O_REQUIRE_GPU, C_AB | C_ADVISE}, {O_WRITE, C_ADVISE},
+    {O_REQUIRE_GPU, C_AB | C_ADVISE}, {O_WRITE, C_ADVISE}, {O_EXPORT_JSON, C_AB},
+    {O_EXPORT_CSV, C_AB}, {O_EXPORT_MD, C_AB},
 };
 
 static unsigned command_bit(const char *cmd)
@@ -305,6 +315,9 @@ static int take(const char *cmd, int c, const char *v, opts_t *o)
     case O_SVG: o->svg = v; break;
     case O_REQUIRE_GPU: o->require_gpu = true; break;
     case O_WRITE: o->write = v; break;
+    case O_EXPORT_JSON: o->export_json = v; break;
+    case O_EXPORT_CSV: o->export_csv = v; break;
+    case O_EXPORT_MD: o->export_md = v; break;
     default: break;
     }
     return EX_OK;
@@ -859,7 +872,7 @@ typedef struct row {
     const char *set;  /* or a named set of GPUACCEL (safe, all): no switch set */
     double *t;        /* seconds, one per measured run */
     bool agree, checked;
-    double median, min, max, ratio, rmin, rmax;
+    double median, min, max, mean, sd, ratio, rmin, rmax;
 } row_t;
 
 typedef struct ab {
@@ -870,8 +883,15 @@ typedef struct ab {
     char *reference; /* the native warm-up's digest line or file bytes */
     size_t ref_len;
     unsigned nrows;
+    unsigned done;   /* complete rounds measured (fewer than runs after Ctrl-C) */
+    double t0;       /* when measuring began, for the progress line */
     row_t rows[N_FEATURES + 4];
 } ab_t;
+
+/* Ctrl-C while measuring: the runs in flight are lost (the program got the
+ * signal too), the rounds already complete make a partial table. Set by the
+ * SIGINT handler only. */
+static volatile sig_atomic_t interrupted;
 
 static double now_s(void)
 {
@@ -971,6 +991,8 @@ static bool measure(ab_t *a, row_t *r, double *t)
 {
     int status = 0;
     *t = run_once(a, r, &status);
+    if (*t < 0 && interrupted)
+        return false;
     if (*t < 0) {
         die(EX_FAIL, "%s run of '%s' failed (exit status %d)", r->label, a->o->cmd[0],
             exec_status(status));
@@ -1013,6 +1035,13 @@ static void stats_of(row_t *r, unsigned n)
     r->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     r->min = s[0];
     r->max = s[n - 1];
+    double sum = 0, sq = 0;
+    for (unsigned i = 0; i < n; i++)
+        sum += s[i];
+    r->mean = sum / n;
+    for (unsigned i = 0; i < n; i++)
+        sq += (s[i] - r->mean) * (s[i] - r->mean);
+    r->sd = n > 1 ? sqrt(sq / (n - 1)) : 0; /* the sample standard deviation */
     free(s);
 }
 
@@ -1039,77 +1068,122 @@ static void fmt_time(char *b, size_t cap, double s)
         snprintf(b, cap, "%.3f s", s);
 }
 
-static void print_table(const ab_t *a, bool gpu)
+static const char *agree_text(const ab_t *a, const row_t *r)
+{
+    return r->native ? (a->reference ? "reference" : "not checked")
+           : !a->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
+}
+
+static void print_table(FILE *out, const ab_t *a, bool gpu)
 {
     const opts_t *o = a->o;
-    printf("gpuaccel ab: %u run%s each, alternating, after one warm-up%s\ncommand:", o->runs,
-           o->runs == 1 ? "" : "s", gpu ? "" : " (no GPU on this machine)");
+    fprintf(out, "gpuaccel ab: %u run%s each, alternating, after one warm-up%s%s\ncommand:",
+            a->done, a->done == 1 ? "" : "s", gpu ? "" : " (no GPU on this machine)",
+            a->done < o->runs ? " (interrupted: the rounds completed)" : "");
     for (char **c = o->cmd; *c; c++)
-        printf(" %s", *c);
-    printf("\n%-10s %11s %11s %11s %9s  %-15s %s\n", "config", "median", "min", "max", "speedup",
-           "(min-max)", "outputs");
+        fprintf(out, " %s", *c);
+    fprintf(out, "\n%-10s %11s %21s %11s %11s %9s  %-15s %s\n", "config", "median",
+            "mean +/- sigma", "min", "max", "speedup", "(min-max)", "outputs");
     for (unsigned i = 0; i < a->nrows; i++) {
         const row_t *r = &a->rows[i];
-        char med[32], mn[32], mx[32], sp[32] = "-", spread[48] = "";
+        char med[32], mean[32], sd[32], ms[72], mn[32], mx[32], sp[32] = "-", spread[48] = "";
         fmt_time(med, sizeof med, r->median);
+        fmt_time(mean, sizeof mean, r->mean);
+        fmt_time(sd, sizeof sd, r->sd);
+        snprintf(ms, sizeof ms, "%s +/- %s", mean, sd);
         fmt_time(mn, sizeof mn, r->min);
         fmt_time(mx, sizeof mx, r->max);
         if (!r->native) {
             snprintf(sp, sizeof sp, "%.2fx", r->ratio);
             snprintf(spread, sizeof spread, "(%.2f-%.2f)", r->rmin, r->rmax);
         }
-        const char *agree = r->native ? (a->reference ? "reference" : "not checked")
-                            : !a->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
-        printf("%-10s %11s %11s %11s %9s  %-15s %s\n", r->label, med, mn, mx, sp, spread, agree);
+        fprintf(out, "%-10s %11s %21s %11s %11s %9s  %-15s %s\n", r->label, med, ms, mn, mx, sp,
+                spread, agree_text(a, r));
     }
 }
 
-static void json_times(const row_t *r, unsigned n)
+/* --export-csv: one line a row, seconds. */
+static void print_csv(FILE *out, const ab_t *a)
 {
-    printf("\"median_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"times_s\":[", r->median, r->min,
-           r->max);
+    fprintf(out, "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,"
+                 "outputs\n");
+    for (unsigned i = 0; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        fprintf(out, "%s,%.6f,%.6f,%.6f,%.6f,%.6f", r->label, r->median, r->mean, r->sd, r->min,
+                r->max);
+        if (r->native)
+            fprintf(out, ",,,,%s\n", agree_text(a, r));
+        else
+            fprintf(out, ",%.4f,%.4f,%.4f,%s\n", r->ratio, r->rmin, r->rmax, agree_text(a, r));
+    }
+}
+
+/* --export-markdown: the table as GitHub markdown. */
+static void print_markdown(FILE *out, const ab_t *a)
+{
+    fprintf(out, "| config | median | mean +/- sigma | min | max | speedup | outputs |\n"
+                 "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    for (unsigned i = 0; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        char med[32], mean[32], sd[32], mn[32], mx[32], sp[64] = "-";
+        fmt_time(med, sizeof med, r->median);
+        fmt_time(mean, sizeof mean, r->mean);
+        fmt_time(sd, sizeof sd, r->sd);
+        fmt_time(mn, sizeof mn, r->min);
+        fmt_time(mx, sizeof mx, r->max);
+        if (!r->native)
+            snprintf(sp, sizeof sp, "%.2fx (%.2f-%.2f)", r->ratio, r->rmin, r->rmax);
+        fprintf(out, "| %s | %s | %s +/- %s | %s | %s | %s | %s |\n", r->label, med, mean, sd, mn,
+                mx, sp, agree_text(a, r));
+    }
+}
+
+static void json_times(FILE *out, const row_t *r, unsigned n)
+{
+    fprintf(out, "\"median_s\":%.6f,\"mean_s\":%.6f,\"stddev_s\":%.6f,\"min_s\":%.6f,"
+            "\"max_s\":%.6f,\"times_s\":[", r->median, r->mean, r->sd, r->min, r->max);
     for (unsigned i = 0; i < n; i++)
-        printf("%s%.6f", i ? "," : "", r->t[i]);
-    printf("]");
+        fprintf(out, "%s%.6f", i ? "," : "", r->t[i]);
+    fprintf(out, "]");
 }
 
 /* A JSON string on stdout, by the profile's own escaper (valid for any bytes:
  * what is not well-formed UTF-8 becomes U+FFFD). */
-static void json_str(const char *s)
+static void json_str(FILE *out, const char *s)
 {
     char buf[512];
-    ga_out_t o = {.fd = STDOUT_FILENO, .mem = buf, .cap = sizeof buf};
-    fflush(stdout);
+    ga_out_t o = {.fd = fileno(out), .mem = buf, .cap = sizeof buf};
+    fflush(out);
     ga_out_js(&o, s);
     ga_out_flush(&o);
 }
 
-static void print_json(const ab_t *a, bool gpu, bool agree)
+static void print_json(FILE *out, const ab_t *a, bool gpu, bool agree)
 {
     const opts_t *o = a->o;
-    printf("{\"command\":[");
+    fprintf(out, "{\"command\":[");
     for (char **c = o->cmd; *c; c++)
-        printf("%s", c == o->cmd ? "" : ","), json_str(*c);
-    printf("],\"runs\":%u,\"gpu\":%s,\"check\":", o->runs, gpu ? "true" : "false");
+        fprintf(out, "%s", c == o->cmd ? "" : ","), json_str(out, *c);
+    fprintf(out, "],\"runs\":%u,\"gpu\":%s,\"check\":", a->done, gpu ? "true" : "false");
     if (o->check_digest)
-        printf("{\"kind\":\"digest\",\"pattern\":"), json_str(o->check_digest), printf("}");
+        fprintf(out, "{\"kind\":\"digest\",\"pattern\":"), json_str(out, o->check_digest), fprintf(out, "}");
     else if (o->check_file)
-        printf("{\"kind\":\"file\",\"path\":"), json_str(o->check_file), printf("}");
+        fprintf(out, "{\"kind\":\"file\",\"path\":"), json_str(out, o->check_file), fprintf(out, "}");
     else
-        printf("null");
-    printf(",\"native\":{");
-    json_times(&a->rows[0], o->runs);
-    printf("},\"rows\":[");
+        fprintf(out, "null");
+    fprintf(out, ",\"native\":{");
+    json_times(out, &a->rows[0], a->done);
+    fprintf(out, "},\"rows\":[");
     for (unsigned i = 1; i < a->nrows; i++) {
         const row_t *r = &a->rows[i];
-        printf("%s{\"feature\":", i > 1 ? "," : "");
-        json_str(r->label);
-        printf(",");
-        json_times(r, o->runs);
-        printf(",\"speedup\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,\"outputs_agree\":%s}",
+        fprintf(out, "%s{\"feature\":", i > 1 ? "," : "");
+        json_str(out, r->label);
+        fprintf(out, ",");
+        json_times(out, r, a->done);
+        fprintf(out, ",\"speedup\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,\"outputs_agree\":%s}",
                r->ratio, r->rmin, r->rmax, !a->reference ? "null" : r->agree ? "true" : "false");
     }
-    printf("],\"outputs_agree\":%s}\n", !a->reference ? "null" : agree ? "true" : "false");
+    fprintf(out, "],\"outputs_agree\":%s}\n", !a->reference ? "null" : agree ? "true" : "false");
 }
 
 static void svg_text(FILE *f, const char *s)
@@ -1142,7 +1216,7 @@ static int write_svg(const ab_t *a, const char *path)
                "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 120, height);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" "
                "font-size=\"15\" font-weight=\"bold\">gpuaccel ab: speedup over native (median of "
-               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", a->o->runs);
+               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", a->done);
     for (char **c = a->o->cmd; *c; c++)
         svg_text(f, *c), fputc(' ', f);
     fputs("</text>\n", f);
@@ -1182,16 +1256,85 @@ static bool have_gpu(void)
     return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
 }
 
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* "run 7 of 30, about 12 s left" on a terminal's stderr, rewritten in place. */
+static void progress(const ab_t *a, unsigned done, unsigned total)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    if (done == total) {
+        fprintf(stderr, "\r%60s\r", "");
+        return;
+    }
+    double spent = now_s() - a->t0, left = done ? spent / done * (total - done) : 0;
+    char eta[32];
+    fmt_time(eta, sizeof eta, left);
+    fprintf(stderr, "\rgpuaccel: run %u of %u%s%s   ", done + 1, total,
+            done ? ", about " : "", done ? eta : "");
+    if (done)
+        fputs(" left", stderr);
+}
+
 static int ab_measure(ab_t *a)
 {
     double t;
-    for (unsigned i = 0; i < a->nrows; i++) /* warm-up; the native one is the reference */
+    unsigned total = a->nrows * (a->o->runs + 1), n = 0;
+    struct sigaction sa = {.sa_handler = on_interrupt}, old_int;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    a->t0 = now_s();
+    a->done = 0;
+    int rc = EX_OK;
+    for (unsigned i = 0; i < a->nrows && rc == EX_OK; i++, n++) { /* warm-up; native: reference */
+        progress(a, n, total);
         if (!measure(a, &a->rows[i], &t))
-            return EX_FAIL;
-    for (unsigned k = 0; k < a->o->runs; k++)
-        for (unsigned i = 0; i < a->nrows; i++)
+            rc = EX_FAIL;
+    }
+    for (unsigned k = 0; k < a->o->runs && rc == EX_OK && !interrupted; k++) {
+        for (unsigned i = 0; i < a->nrows && rc == EX_OK && !interrupted; i++, n++) {
+            progress(a, n, total);
             if (!measure(a, &a->rows[i], &a->rows[i].t[k]))
-                return EX_FAIL;
+                rc = EX_FAIL;
+        }
+        if (rc == EX_OK && !interrupted)
+            a->done = k + 1;
+    }
+    progress(a, total, total);
+    sigaction(SIGINT, &old_int, NULL);
+    if (interrupted) {
+        fprintf(stderr, "gpuaccel: interrupted after %u complete round%s\n", a->done,
+                a->done == 1 ? "" : "s");
+        return a->done ? EX_INTERRUPTED : EX_FAIL;
+    }
+    return rc;
+}
+
+/* --export-json/-csv/-markdown FILE: the results beside the table. */
+static int ab_exports(const ab_t *a, bool gpu, bool agree)
+{
+    const opts_t *o = a->o;
+    const char *paths[3] = {o->export_json, o->export_csv, o->export_md};
+    for (unsigned i = 0; i < 3; i++) {
+        if (!paths[i])
+            continue;
+        FILE *f = fopen(paths[i], "w");
+        if (!f)
+            return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
+        if (i == 0)
+            print_json(f, a, gpu, agree);
+        else if (i == 1)
+            print_csv(f, a);
+        else
+            print_markdown(f, a);
+        if (fclose(f) != 0)
+            return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
+    }
     return EX_OK;
 }
 
@@ -1240,21 +1383,24 @@ static int cmd_ab(opts_t *o)
     rc = ab_measure(&a);
     unlink(a.outfile);
     unlink(a.errfile);
-    if (rc != EX_OK)
+    if (rc != EX_OK && rc != EX_INTERRUPTED)
         return rc;
     bool agree = true;
     for (unsigned i = 0; i < a.nrows; i++) {
-        stats_of(&a.rows[i], o->runs);
+        stats_of(&a.rows[i], a.done);
         agree = agree && a.rows[i].agree;
     }
     for (unsigned i = 1; i < a.nrows; i++)
-        ratios_of(&a.rows[i], &a.rows[0], o->runs);
+        ratios_of(&a.rows[i], &a.rows[0], a.done);
     if (o->json)
-        print_json(&a, gpu, agree);
+        print_json(stdout, &a, gpu, agree);
     else
-        print_table(&a, gpu);
-    if (o->svg && (rc = write_svg(&a, o->svg)) != EX_OK)
-        return rc;
+        print_table(stdout, &a, gpu);
+    int erc = ab_exports(&a, gpu, agree);
+    if (o->svg && erc == EX_OK)
+        erc = write_svg(&a, o->svg);
+    if (rc == EX_INTERRUPTED || erc != EX_OK)
+        return rc == EX_INTERRUPTED ? rc : erc;
     if (!agree)
         return die(EX_FAIL, "outputs differ between the native run and the library's");
     return EX_OK;
@@ -1441,9 +1587,9 @@ static int cmd_advise(opts_t *o)
     rc = ab_measure(&a);
     if (rc == EX_OK) {
         for (unsigned i = 0; i < a.nrows; i++)
-            stats_of(&a.rows[i], o->runs);
+            stats_of(&a.rows[i], a.done);
         for (unsigned i = 1; i < a.nrows; i++)
-            ratios_of(&a.rows[i], &a.rows[0], o->runs);
+            ratios_of(&a.rows[i], &a.rows[0], a.done);
         /* The features that won alone, together, if that is a new setting:
          * measured in a second round against native again. */
         unsigned winners = 0;
@@ -1478,7 +1624,7 @@ static int cmd_advise(opts_t *o)
     unlink(a.errfile);
     if (rc != EX_OK)
         return rc;
-    print_table(&a, gpu);
+    print_table(stdout, &a, gpu);
     const row_t *best = advise_best(&a);
     unsigned mask = best ? best->mask : 0;
     if (o->write && (rc = advise_write(o->write, mask, best)) != EX_OK)

@@ -483,3 +483,25 @@ EOF
         [[ "${lines[0]}" == "usage: gpuaccel $c "* ]]
     done
 }
+
+@test "ab: mean +/- sigma beside median/min/max; --export-json/-csv/-markdown beside the table" {
+    run ga ab -n 3 --check-digest result --export-json "$T/x.json" --export-csv "$T/x.csv" \
+        --export-markdown "$T/x.md" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"mean +/- sigma"* ]]
+    echo "$output" | grep -Eq '^all +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) \+/- '
+    [ "$(head -1 "$T/x.csv")" = "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,outputs" ]
+    grep -q '^all,[0-9.]*,[0-9.]*,[0-9.]*,' "$T/x.csv"
+    grep -q '^| all | ' "$T/x.md"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rows"][0]; assert r["mean_s"] > 0 and r["stddev_s"] >= 0 and d["runs"] == 3' "$T/x.json"
+}
+
+@test "ab: Ctrl-C prints the rounds completed and exits 130" {
+    run timeout --preserve-status -s INT 3 "$GA_TOOL" ab --lib "$GA_LIB" -n 200 -- sleep 0.2
+    echo "$output"
+    [ "$status" -eq 130 ]
+    [[ "$output" == *"interrupted after"*"complete round"* ]]
+    [[ "$output" == *"(interrupted: the rounds completed)"* ]]
+    echo "$output" | grep -Eq '^native +[0-9.]+ ms'
+}
