@@ -505,3 +505,13 @@ EOF
     [[ "$output" == *"(interrupted: the rounds completed)"* ]]
     echo "$output" | grep -Eq '^native +[0-9.]+ ms'
 }
+
+@test "profile report: headed opportunity columns, a suggested next command, singular counts" {
+    run ga profile -o "$T/r" -- "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    grep -Eq '^  feature +verdict +saving +why$' "$T/r.txt"
+    grep -Eq '^Next: gpuaccel (advise|ab --feature [a-z]+) -- COMMAND' "$T/r.txt"
+    ! grep -Eq '(^|[^0-9,])1 (launches|allocations|kernels)\b' "$T/r.txt"
+    # the saving never runs into the reason
+    ! grep -Eq 'would help +~[0-9.]+ [mun]?s[^ ]' "$T/r.txt"
+}

@@ -89,7 +89,8 @@ static void opp_pool(const summary_t *s, opp_t *op, ga_out_t *w)
         return;
     }
     op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
-    ga_out_count(w, ga_prof->mem.count), ga_out_s(w, " allocations, ");
+    ga_out_count(w, ga_prof->mem.count);
+    ga_out_s(w, ga_prof->mem.count == 1 ? " allocation, " : " allocations, ");
     ga_out_count(w, ga_prof->mem.frees);
     ga_out_s(w, " frees, ~"), ga_out_dur(w, s->pair_ns), ga_out_s(w, " a pair, churn ");
     ga_out_count(w, ga_prof->mem.churn);
