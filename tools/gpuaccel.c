@@ -1201,6 +1201,35 @@ static void svg_text(FILE *f, const char *s)
 
 /* A horizontal bar per configuration: speedup over native, whiskers from the
  * slowest to the fastest paired ratio, a dashed line at 1.0x. */
+/* The GPU's model, from the driver's /proc files; "" if none is there. */
+static void gpu_model(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    glob_t g;
+    if (glob("/proc/driver/nvidia/gpus/*/information", 0, NULL, &g) != 0)
+        return;
+    FILE *f = g.gl_pathc ? fopen(g.gl_pathv[0], "r") : NULL;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "Model:", 6)) {
+            char *m = line + 6;
+            m += strspn(m, " \t");
+            m[strcspn(m, "\n")] = '\0';
+            snprintf(buf, cap, "%s", m);
+            break;
+        }
+    if (f)
+        fclose(f);
+    globfree(&g);
+}
+
+/* A bar's colour: green when the row beat native in every paired run, red
+ * when it lost every one, grey when the runs disagree (within the spread). */
+static const char *bar_colour(const row_t *r)
+{
+    return r->rmin > 1.0 ? "#3b8e4f" : r->rmax < 1.0 ? "#c8553d" : "#9a9a9a";
+}
+
 static int write_svg(const ab_t *a, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -1210,37 +1239,60 @@ static int write_svg(const ab_t *a, const char *path)
     for (unsigned i = 1; i < a->nrows; i++)
         while (a->rows[i].rmax * 1.08 > xmax)
             xmax += 0.5;
-    const int left = 150, width = 500, top = 58, bar = 26, gap = 12;
-    int n = (int)a->nrows - 1, height = top + n * (bar + gap) + 44;
+    const int left = 150, width = 500, top = 76, bar = 26, gap = 12;
+    int n = (int)a->nrows - 1, height = top + n * (bar + gap) + 92;
+    char model[128], date[16];
+    gpu_model(model, sizeof model);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", localtime(&now));
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 120, height);
+               "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 140, height);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" "
                "font-size=\"15\" font-weight=\"bold\">gpuaccel ab: speedup over native (median of "
-               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", a->done);
+               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"%s\">", a->done,
+            *model ? "#555" : "#c8553d");
+    if (*model)
+        svg_text(f, model);
+    else
+        fputs("NO GPU: timings of whatever libcuda.so.1 the command loaded, not a GPU result",
+              f);
+    fprintf(f, ", %s, libgpuaccel %s</text>\n<text x=\"10\" y=\"58\" fill=\"#555\">", date,
+            PACKAGE_VERSION);
     for (char **c = a->o->cmd; *c; c++)
         svg_text(f, *c), fputc(' ', f);
     fputs("</text>\n", f);
+    double sx = width / xmax;
     for (int i = 0; i < n; i++) {
         const row_t *r = &a->rows[i + 1];
         int y = top + i * (bar + gap);
-        double sx = width / xmax;
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8, y + bar / 2 + 5);
         svg_text(f, r->label);
         fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n",
-                left, y, r->ratio * sx, bar, r->ratio >= 1 ? "#3b8e4f" : "#c8553d");
+                left, y, r->ratio * sx, bar, bar_colour(r));
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
                 left + r->rmin * sx, left + r->rmax * sx, y + bar / 2, y + bar / 2);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.2fx%s</text>\n", left + r->rmax * sx + 6,
+        /* The value right of the plot, clear of the 1.0x line and the whiskers;
+         * three decimals where two would round to 1.00 and hide the sign. */
+        bool near = r->ratio != 1.0 && fabs(r->ratio - 1.0) < 0.005;
+        fprintf(f, near ? "<text x=\"%d\" y=\"%d\">%.3fx%s</text>\n"
+                        : "<text x=\"%d\" y=\"%d\">%.2fx%s</text>\n", left + width + 8,
                 y + bar / 2 + 5, r->ratio, !a->reference || r->agree ? "" : " (outputs DIFFER)");
     }
     int base = top + n * (bar + gap);
     for (double x = 0; x <= xmax + 1e-9; x += 0.5)
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.1fx</text>\n",
-                left + x * width / xmax, base + 16, x);
+                left + x * sx, base + 16, x);
     fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#333\" "
-               "stroke-dasharray=\"5,4\"/>\n<text x=\"%.1f\" y=\"%d\" fill=\"#333\">1.0x = "
-               "native</text>\n</svg>\n", left + width / xmax, left + width / xmax, top - 6, base,
-            left + width / xmax + 4, base + 32);
+               "stroke-dasharray=\"5,4\"/>\n", left + sx, left + sx, top - 6, base);
+    fprintf(f, "<text x=\"10\" y=\"%d\" fill=\"#333\">dashed line: 1.0x = native; bar: median "
+               "speedup; whisker: range of the paired per-run speedups</text>\n", base + 40);
+    fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#3b8e4f\"/><text x=\"27\" "
+               "y=\"%d\">faster in every run</text>\n", base + 52, base + 63);
+    fprintf(f, "<rect x=\"170\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#c8553d\"/><text "
+               "x=\"187\" y=\"%d\">slower in every run</text>\n", base + 52, base + 63);
+    fprintf(f, "<rect x=\"330\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#9a9a9a\"/><text "
+               "x=\"347\" y=\"%d\">within the run-to-run spread</text>\n</svg>\n", base + 52,
+            base + 63);
     return fclose(f) == 0 ? EX_OK : die(EX_USAGE, "--svg %s: %s", path, strerror(errno));
 }
 

@@ -208,9 +208,16 @@ EOF
 @test "ab: --svg writes a bar chart" {
     run ga ab -n 2 --per-feature --svg "$T/ab.svg" -- true
     [ "$status" -eq 0 ]
+    python3 -c 'import xml.dom.minidom as m,sys; m.parse(sys.argv[1])' "$T/ab.svg"
+    # a legend, the library's version and date, and (no GPU here) a clear mark
+    grep -q 'whisker: range of the paired per-run speedups' "$T/ab.svg"
+    grep -q 'within the run-to-run spread' "$T/ab.svg"
+    grep -Eq 'libgpuaccel [0-9]+\.[0-9]+\.[0-9]+' "$T/ab.svg"
+    grep -Eq ', [0-9]{4}-[0-9]{2}-[0-9]{2}, ' "$T/ab.svg"
+    if [ ! -e /dev/nvidiactl ]; then grep -q 'NO GPU' "$T/ab.svg"; fi
     grep -q '^<svg xmlns="http://www.w3.org/2000/svg"' "$T/ab.svg"
     grep -q '1.0x = native' "$T/ab.svg"
-    [ "$(grep -c '<rect x=' "$T/ab.svg")" -eq 6 ]
+    [ "$(grep -c '<rect x="150"' "$T/ab.svg")" -eq 6 ] # one bar a row (legend swatches sit at the left edge)
     if command -v python3 >/dev/null; then
         python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/ab.svg"
     fi
