@@ -522,3 +522,11 @@ EOF
     # the saving never runs into the reason
     ! grep -Eq 'would help +~[0-9.]+ [mun]?s[^ ]' "$T/r.txt"
 }
+
+@test "the man pages carry the version and release date configure set" {
+    v=$("$GA_TOOL" --version | awk '{print $2}')
+    for page in "$GA_BUILD/man/gpuaccel.1" "$GA_BUILD/man/libgpuaccel.7"; do
+        head -3 "$page" | grep -Eq "^\.TH [A-Z]+ [17] \"[0-9]{4}-[0-9]{2}-[0-9]{2}\" \"libgpuaccel $v\"" ||
+            { echo "$page: $(head -3 "$page")"; false; }
+    done
+}
