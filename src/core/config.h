@@ -41,7 +41,9 @@
       "tuner tries every block size that is a multiple of 32, not only powers of two")        \
     X(GPUACCEL_KERNELS, FEATURE, kernels, "1", "", "launch shipped replacement kernels")     \
     X(GPUACCEL_KERNELS_EXTRA, STR, kernels_extra, "", "GPUACCEL_KERNELS", "FATBIN:TABLE of user replacement kernels") \
-    X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "GPUACCEL_KERNELS", "glob of kernel names never swapped")
+    X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "GPUACCEL_KERNELS", "glob of kernel names never swapped") \
+    X(GPUACCEL_PTX_RETRY, BOOL, ptx_retry, "1", "",                                          \
+      "retry PTX the driver refuses for its .version with the highest version it takes")
 
 typedef struct ga_limit {
     uint64_t bytes;  /* absolute limit, or 0 */
