@@ -853,7 +853,7 @@ static int cmd_env(int argc, char **argv)
     }
     printf("features on by default (GPUACCEL=safe):");
     for (unsigned i = 0; i < ga_config_ndocs; i++)
-        if (ga_config_docs[i].feature && ga_config_docs[i].def[0] == '1')
+        if (ga_config_docs[i].type == GA_TYPE_FEATURE && ga_config_docs[i].def[0] == '1')
             printf(" %s", ga_config_docs[i].name);
     printf("\n");
     for (unsigned i = 0; i < p.n; i++)
