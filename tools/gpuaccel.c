@@ -13,9 +13,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <glob.h>
 #include <limits.h>
 #include <regex.h>
+#include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,34 +37,43 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_NOTFOUND = 127 };
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2, EX_NOGPU = 77, EX_NOEXEC = 126, EX_NOTFOUND = 127,
+       EX_INTERRUPTED = 130 };
 
-static const char usage_text[] =
-    "usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n"
-    "\n"
-    "  run     [--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] -- CMD\n"
-    "          run CMD with libgpuaccel preloaded; LIST: %s\n"
-    "  profile [-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] -- CMD\n"
-    "          write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile)\n"
-    "  tune    [-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] -- CMD\n"
-    "          run CMD once under the tuner; write the configurations it proved\n"
-    "          bit-identical and faster (default FILE: gpuaccel-tune.table)\n"
-    "  report  FILE.json\n"
-    "          print the human-readable report of a profile again\n"
-    "  ab      [-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE] [--check-digest REGEX]\n"
-    "          [--check-file PATH] [--json] [--svg FILE] [--require-gpu] [--lib PATH] -- CMD\n"
-    "          time CMD natively and under the library, alternating, after a warm-up\n"
-    "  advise  [-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE] -- CMD\n"
-    "          profile CMD once, A/B each feature, the defaults, every feature and the\n"
-    "          winners together; print the fastest setting whose outputs agree\n"
-    "  kernels [--lib PATH] list | verify [--kernel NAME] [--quick]\n"
-    "          the replacement kernels shipped in the library; verify runs each\n"
-    "          against its original on fresh random inputs, bit for bit, and times both\n"
-    "  env     [--check]\n"
-    "          every GPUACCEL_* variable: default, value set, effective value, problems\n"
-    "          (--check: exit 1 if any)\n"
-    "\n"
-    "  --help, --version\n"
+/* Each command's synopsis and what it does: the global help lists them, and
+ * `gpuaccel COMMAND --help` prints its own. %s in `what` is the feature list. */
+typedef struct command_help {
+    const char *name, *synopsis, *what;
+} command_help_t;
+
+static const command_help_t command_helps[] = {
+    {"run", "[--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] [--] CMD [ARGS...]",
+     "run CMD with libgpuaccel preloaded; LIST: comma-separated features (%s)"},
+    {"profile", "[-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] [--disable LIST] "
+     "[--] CMD", "write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile);\n"
+     "          -o is checked before CMD runs; --force overwrites"},
+    {"tune", "[-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] [--] CMD",
+     "run CMD once under the tuner; write the configurations it proved\n"
+     "          bit-identical and faster (default FILE: gpuaccel-tune.table)"},
+    {"report", "FILE.json", "print the human-readable report of a profile again"},
+    {"ab", "[-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE]\n"
+     "          [--check-digest REGEX] [--check-file PATH] [--json] [--svg FILE] [--require-gpu]\n"
+     "          [--export-json FILE] [--export-csv FILE] [--export-markdown FILE]\n"
+     "          [--lib PATH] [--] CMD", "time CMD natively and under the library, alternating, "
+     "after a warm-up;\n          progress on a terminal; Ctrl-C prints the rounds completed"},
+    {"advise", "[-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE]\n"
+     "          [--require-gpu] [--lib PATH] [--] CMD",
+     "profile CMD once, A/B each feature, the defaults, every feature and the\n"
+     "          winners together; print the fastest setting whose outputs agree"},
+    {"kernels", "[--lib PATH] list | verify [--kernel NAME] [--quick]",
+     "the replacement kernels shipped in the library; verify runs each\n"
+     "          against its original on fresh random inputs, bit for bit, and times both"},
+    {"env", "[--check]", "every GPUACCEL_* variable: default, value set, effective value, "
+     "problems\n          (--check: exit 1 if any)"},
+};
+
+static const char usage_tail[] =
+    "\n  --help, --version; gpuaccel COMMAND --help for one command\n"
     "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
     "      126 CMD not executable, 127 CMD not found; run and profile return CMD's status\n";
 
@@ -97,9 +109,29 @@ static void features_init(void)
              " or all");
 }
 
+static void command_usage(FILE *to, const command_help_t *c, bool alone)
+{
+    fprintf(to, alone ? "usage: gpuaccel %s %s\n  " : "  %-7s %s\n          ", c->name,
+            c->synopsis);
+    fprintf(to, c->what, feature_list);
+    fputc('\n', to);
+}
+
 static void usage(FILE *to)
 {
-    fprintf(to, usage_text, feature_list);
+    fputs("usage: gpuaccel COMMAND [OPTIONS] [--] CMD [ARGS...]\n\n", to);
+    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
+        command_usage(to, &command_helps[i], false);
+    fputs(usage_tail, to);
+}
+
+/* `gpuaccel NAME --help`: that command's synopsis alone. */
+static int help_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
+        if (!strcmp(command_helps[i].name, name))
+            return command_usage(stdout, &command_helps[i], true), EX_OK;
+    return usage(stdout), EX_OK;
 }
 
 static int die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -135,6 +167,7 @@ typedef struct opts {
     bool kernels, per_feature, json, require_gpu, exhaustive;
     const char *config, *write; /* run --config FILE; advise --write FILE */
     bool force;         /* profile, tune: overwrite what -o names */
+    const char *export_json, *export_csv, *export_md; /* ab: files beside the table */
     unsigned runs;
     char **cmd;         /* NULL-terminated */
 } opts_t;
@@ -149,9 +182,11 @@ static int feature_index(const char *name)
     return -1;
 }
 
-/* "pool,graphs" or "all": set each named feature to `on`. */
-static bool toggle(opts_t *o, const char *list, bool on)
+/* "pool,graphs" or "all": set each named feature to `on`. Returns NULL, or the
+ * first item that names no feature (in a static buffer). */
+static const char *toggle(opts_t *o, const char *list, bool on)
 {
+    static char bad[64];
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -163,10 +198,11 @@ static bool toggle(opts_t *o, const char *list, bool on)
         } else if (i >= 0) {
             o->feature_on[i] = on, o->feature_set[i] = 1;
         } else {
-            return false;
+            snprintf(bad, sizeof bad, "%s", t);
+            return bad;
         }
     }
-    return true;
+    return *list ? NULL : "";
 }
 
 static bool parse_runs(const char *s, unsigned *out)
@@ -183,96 +219,145 @@ static bool parse_runs(const char *s, unsigned *out)
 static bool readable(const char *p);
 static int check_output(const char *opt, const char *file, bool force);
 
-/* Options of `cmd` up to "--" or the first non-option; the rest is CMD. */
+/* The commands that take options before CMD, as bits, and which take which
+ * option. getopt_long gives the usual conventions: --opt=value, -n5, "--". */
+enum { C_RUN = 1, C_PROFILE = 2, C_TUNE = 4, C_AB = 8, C_ADVISE = 16, C_ALL = 31 };
+enum {
+    O_LIB = 256, O_ENABLE, O_DISABLE, O_CONFIG, O_FORCE, O_KERNELS, O_KERNEL, O_EXHAUSTIVE,
+    O_FEATURE, O_PER_FEATURE, O_CHECK_DIGEST, O_CHECK_FILE, O_JSON, O_SVG, O_REQUIRE_GPU, O_WRITE,
+    O_EXPORT_JSON, O_EXPORT_CSV, O_EXPORT_MD
+};
+static const struct option long_opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"lib", required_argument, NULL, O_LIB},
+    {"enable", required_argument, NULL, O_ENABLE},
+    {"disable", required_argument, NULL, O_DISABLE},
+    {"config", required_argument, NULL, O_CONFIG},
+    {"force", no_argument, NULL, O_FORCE},
+    {"kernels", no_argument, NULL, O_KERNELS},
+    {"kernel", required_argument, NULL, O_KERNEL},
+    {"exhaustive", no_argument, NULL, O_EXHAUSTIVE},
+    {"feature", required_argument, NULL, O_FEATURE},
+    {"per-feature", no_argument, NULL, O_PER_FEATURE},
+    {"check-digest", required_argument, NULL, O_CHECK_DIGEST},
+    {"check-file", required_argument, NULL, O_CHECK_FILE},
+    {"json", no_argument, NULL, O_JSON},
+    {"svg", required_argument, NULL, O_SVG},
+    {"require-gpu", no_argument, NULL, O_REQUIRE_GPU},
+    {"write", required_argument, NULL, O_WRITE},
+    {"export-json", required_argument, NULL, O_EXPORT_JSON},
+    {"export-csv", required_argument, NULL, O_EXPORT_CSV},
+    {"export-markdown", required_argument, NULL, O_EXPORT_MD},
+    {NULL, 0, NULL, 0},
+};
+static const struct { int opt; unsigned cmds; } opt_cmds[] = {
+    {'h', C_ALL}, {O_LIB, C_ALL}, {O_ENABLE, C_RUN | C_PROFILE}, {O_DISABLE, C_RUN | C_PROFILE},
+    {O_CONFIG, C_RUN | C_AB}, {O_FORCE, C_PROFILE | C_TUNE}, {'o', C_PROFILE | C_TUNE},
+    {O_KERNELS, C_PROFILE}, {O_KERNEL, C_TUNE}, {O_EXHAUSTIVE, C_TUNE}, {'n', C_AB | C_ADVISE},
+    {O_FEATURE, C_AB}, {O_PER_FEATURE, C_AB}, {O_CHECK_DIGEST, C_AB | C_ADVISE},
+    {O_CHECK_FILE, C_AB | C_ADVISE}, {O_JSON, C_AB}, {O_SVG, C_AB},
+    {O_REQUIRE_GPU, C_AB | C_ADVISE}, {O_WRITE, C_ADVISE}, {O_EXPORT_JSON, C_AB},
+    {O_EXPORT_CSV, C_AB}, {O_EXPORT_MD, C_AB},
+};
+
+static unsigned command_bit(const char *cmd)
+{
+    static const char *const names[] = {"run", "profile", "tune", "ab", "advise"};
+    for (unsigned i = 0; i < 5; i++)
+        if (!strcmp(cmd, names[i]))
+            return 1u << i;
+    return 0;
+}
+
+static bool takes(int opt, unsigned bit)
+{
+    for (size_t i = 0; i < sizeof opt_cmds / sizeof opt_cmds[0]; i++)
+        if (opt_cmds[i].opt == opt)
+            return (opt_cmds[i].cmds & bit) != 0;
+    return false;
+}
+
+/* One option with its value: what it sets, or a usage error. */
+static int take(const char *cmd, int c, const char *v, opts_t *o)
+{
+    const char *bad;
+    switch (c) {
+    case O_LIB: o->lib = v; break;
+    case O_ENABLE:
+    case O_DISABLE:
+        if ((bad = toggle(o, v, c == O_ENABLE)) != NULL)
+            return usage_error("%s: '%s' in --%s %s is not a feature (%s)", cmd, bad,
+                               c == O_ENABLE ? "enable" : "disable", v, feature_list);
+        break;
+    case O_CONFIG:
+        if (!readable(v))
+            return usage_error("%s: --config %s: no readable file there", cmd, v);
+        o->config = v;
+        break;
+    case O_FORCE: o->force = true; break;
+    case 'o': o->out = v; break;
+    case O_KERNELS: o->kernels = true; break;
+    case O_KERNEL: o->kernel_pattern = v; break;
+    case O_EXHAUSTIVE: o->exhaustive = true; break;
+    case 'n':
+        if (!parse_runs(v, &o->runs))
+            return usage_error("%s: -n wants a number of runs from 1 to 10000, not '%s'", cmd, v);
+        break;
+    case O_FEATURE:
+        o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
+        if (strcmp(v, "all") && o->ab_feature < 0)
+            return usage_error("%s: --feature '%s' is not a feature (%s)", cmd, v, feature_list);
+        break;
+    case O_PER_FEATURE: o->per_feature = true; break;
+    case O_CHECK_DIGEST: o->check_digest = v; break;
+    case O_CHECK_FILE: o->check_file = v; break;
+    case O_JSON: o->json = true; break;
+    case O_SVG: o->svg = v; break;
+    case O_REQUIRE_GPU: o->require_gpu = true; break;
+    case O_WRITE: o->write = v; break;
+    case O_EXPORT_JSON: o->export_json = v; break;
+    case O_EXPORT_CSV: o->export_csv = v; break;
+    case O_EXPORT_MD: o->export_md = v; break;
+    default: break;
+    }
+    return EX_OK;
+}
+
+/* Options of `cmd` up to "--" or the first non-option; the rest is CMD.
+ * argv[0] is the command's name. */
 static int parse(const char *cmd, int argc, char **argv, opts_t *o)
 {
-    bool is_advise = !strcmp(cmd, "advise"), is_run = !strcmp(cmd, "run");
-    bool is_ab = !strcmp(cmd, "ab") || is_advise, is_profile = !strcmp(cmd, "profile");
-    bool is_tune = !strcmp(cmd, "tune");
-    int i = 0;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = !strcmp(a, "--lib") || !strcmp(a, "--enable") || !strcmp(a, "--disable") ||
-                     ((is_profile || is_tune) && !strcmp(a, "-o")) ||
-                     (is_tune && !strcmp(a, "--kernel")) ||
-                     ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) ||
-                     (is_advise && !strcmp(a, "--write")) ||
-                     (is_ab && (!strcmp(a, "-n") || !strcmp(a, "--feature") ||
-                                !strcmp(a, "--check-digest") || !strcmp(a, "--check-file") ||
-                                !strcmp(a, "--svg")));
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (a[0] != '-')
-            break;
-        if (takes && !v)
-            return usage_error("%s needs a value", a);
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            exit(EX_OK);
-        } else if (!strcmp(a, "--lib")) {
-            o->lib = v;
-        } else if (!strcmp(a, "--enable") || !strcmp(a, "--disable")) {
-            if (is_ab)
-                return usage_error("%s is for run and profile; ab takes --feature", a);
-            if (!toggle(o, v, a[2] == 'e'))
-                return usage_error("unknown feature in '%s' (%s)", v, feature_list);
-        } else if ((is_profile || is_tune) && !strcmp(a, "-o")) {
-            o->out = v;
-        } else if (is_tune && !strcmp(a, "--kernel")) {
-            o->kernel_pattern = v;
-        } else if (is_tune && !strcmp(a, "--exhaustive")) {
-            o->exhaustive = true;
-            continue;
-        } else if (is_profile && !strcmp(a, "--kernels")) {
-            o->kernels = true;
-            continue;
-        } else if ((is_profile || is_tune) && !strcmp(a, "--force")) {
-            o->force = true;
-            continue;
-        } else if ((is_run || (is_ab && !is_advise)) && !strcmp(a, "--config")) {
-            if (!readable(v))
-                return usage_error("--config %s: no readable file there", v);
-            o->config = v;
-        } else if (is_advise && !strcmp(a, "--write")) {
-            o->write = v;
-        } else if (is_advise && (!strcmp(a, "--feature") || !strcmp(a, "--per-feature") ||
-                                 !strcmp(a, "--svg") || !strcmp(a, "--json"))) {
-            return usage_error("%s is for ab; advise tries every feature itself", a);
-        } else if (is_ab && !strcmp(a, "-n")) {
-            if (!parse_runs(v, &o->runs))
-                return usage_error("-n wants a number of runs from 1 to 10000, not '%s'", v);
-        } else if (is_ab && !strcmp(a, "--feature")) {
-            o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
-            if (strcmp(v, "all") && o->ab_feature < 0)
-                return usage_error("unknown feature '%s' (%s)", v, feature_list);
-        } else if (is_ab && !strcmp(a, "--check-digest")) {
-            o->check_digest = v;
-        } else if (is_ab && !strcmp(a, "--check-file")) {
-            o->check_file = v;
-        } else if (is_ab && !strcmp(a, "--svg")) {
-            o->svg = v;
-        } else if (is_ab && (!strcmp(a, "--per-feature") || !strcmp(a, "--json") ||
-                             !strcmp(a, "--require-gpu"))) {
-            if (a[2] == 'p')
-                o->per_feature = true;
-            else if (a[2] == 'j')
-                o->json = true;
-            else
-                o->require_gpu = true;
-            continue;
-        } else {
-            return usage_error("unknown option '%s'", a);
-        }
-        i++; /* the value */
+    unsigned bit = command_bit(cmd);
+    optind = 1, opterr = 0;
+    int c, idx = -1;
+    while ((c = getopt_long(argc, argv, "+:ho:n:", long_opts, &idx)) != -1) {
+        char as[64]; /* the option's name, as the user would write it */
+        if (idx >= 0)
+            snprintf(as, sizeof as, "--%s", long_opts[idx].name);
+        else if (c != '?' && c != ':')
+            snprintf(as, sizeof as, "-%c", c);
+        else if (optopt > 0 && optopt < 256)
+            snprintf(as, sizeof as, "-%c", optopt);
+        else
+            snprintf(as, sizeof as, "%s", argv[optind - 1]);
+        if (c == '?')
+            return usage_error("%s: unknown option '%s'", cmd, as);
+        if (c == ':')
+            return usage_error("%s: %s needs a value", cmd, as);
+        if (!takes(c, bit))
+            return usage_error("%s: %s is not an option of %s", cmd, as, cmd);
+        if (c == 'h')
+            exit(help_of(cmd));
+        int rc = take(cmd, c, optarg, o);
+        if (rc != EX_OK)
+            return rc;
+        idx = -1;
     }
-    if (i >= argc)
-        return usage_error("%s: no command to run (gpuaccel COMMAND [OPTIONS] -- CMD ARGS)", cmd);
+    if (optind >= argc)
+        return usage_error("%s: no command to run (gpuaccel %s [OPTIONS] -- CMD ARGS)", cmd, cmd);
     if (o->check_digest && o->check_file)
         return usage_error("%s: choose --check-digest or --check-file, not both", cmd);
-    o->cmd = argv + i;
+    o->cmd = argv + optind;
     return EX_OK;
 }
 
@@ -448,7 +533,7 @@ static int cmd_tune(opts_t *o)
         return die(EX_FAIL, "fork: %s", strerror(errno));
     if (pid == 0) {
         preload(lib);
-        toggle(o, "all", false);
+        (void)toggle(o, "all", false);
         apply_toggles(o);
         setenv("GPUACCEL_TUNER", out, 1);
         setenv("GPUACCEL_TUNER_KERNEL", o->kernel_pattern ? o->kernel_pattern : "*", 1);
@@ -636,8 +721,8 @@ static char *slurp(const char *path)
 static int cmd_report(int argc, char **argv)
 {
     if (argc != 1 || argv[0][0] == '-') {
-        if (argc == 1 && !strcmp(argv[0], "--help"))
-            return usage(stdout), EX_OK;
+        if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+            return help_of("report");
         return usage_error("%s", "report takes one argument: FILE.json");
     }
     char path[PATH_MAX + 8];
@@ -680,10 +765,16 @@ static int cmd_kernels(int argc, char **argv)
     opts_t o;
     memset(&o, 0, sizeof o);
     int i = 0;
-    if (argc >= 2 && !strcmp(argv[0], "--lib"))
+    if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+        return help_of("kernels");
+    if (argc >= 1 && !strncmp(argv[0], "--lib=", 6))
+        o.lib = argv[0] + 6, i = 1;
+    else if (argc >= 2 && !strcmp(argv[0], "--lib"))
         o.lib = argv[1], i = 2;
     if (i >= argc || (strcmp(argv[i], "list") && strcmp(argv[i], "verify")))
         return usage_error("%s", "kernels takes list or verify [--kernel NAME] [--quick]");
+    if (!strcmp(argv[i], "list") && i + 1 < argc)
+        return usage_error("kernels list takes no arguments, not '%s'", argv[i + 1]);
     char lib[PATH_MAX];
     int rc = find_library(&o, lib, sizeof lib);
     if (rc != EX_OK)
@@ -744,9 +835,7 @@ static int cmd_env(int argc, char **argv)
         if (!strcmp(argv[i], "--check"))
             check = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return printf("usage: gpuaccel env [--check]\n  list every GPUACCEL_* variable: "
-                          "default, value set, effective value; then any problem.\n  --check: "
-                          "exit 1 when a setting has a problem\n"), EX_OK;
+            return help_of("env");
         else
             return usage_error("env: unknown option '%s' (env takes --check)", argv[i]);
     }
@@ -764,7 +853,7 @@ static int cmd_env(int argc, char **argv)
     }
     printf("features on by default (GPUACCEL=safe):");
     for (unsigned i = 0; i < ga_config_ndocs; i++)
-        if (ga_config_docs[i].feature && ga_config_docs[i].def[0] == '1')
+        if (ga_config_docs[i].type == GA_TYPE_FEATURE && ga_config_docs[i].def[0] == '1')
             printf(" %s", ga_config_docs[i].name);
     printf("\n");
     for (unsigned i = 0; i < p.n; i++)
@@ -783,7 +872,7 @@ typedef struct row {
     const char *set;  /* or a named set of GPUACCEL (safe, all): no switch set */
     double *t;        /* seconds, one per measured run */
     bool agree, checked;
-    double median, min, max, ratio, rmin, rmax;
+    double median, min, max, mean, sd, ratio, rmin, rmax;
 } row_t;
 
 typedef struct ab {
@@ -794,8 +883,15 @@ typedef struct ab {
     char *reference; /* the native warm-up's digest line or file bytes */
     size_t ref_len;
     unsigned nrows;
+    unsigned done;   /* complete rounds measured (fewer than runs after Ctrl-C) */
+    double t0;       /* when measuring began, for the progress line */
     row_t rows[N_FEATURES + 4];
 } ab_t;
+
+/* Ctrl-C while measuring: the runs in flight are lost (the program got the
+ * signal too), the rounds already complete make a partial table. Set by the
+ * SIGINT handler only. */
+static volatile sig_atomic_t interrupted;
 
 static double now_s(void)
 {
@@ -895,6 +991,8 @@ static bool measure(ab_t *a, row_t *r, double *t)
 {
     int status = 0;
     *t = run_once(a, r, &status);
+    if (*t < 0 && interrupted)
+        return false;
     if (*t < 0) {
         die(EX_FAIL, "%s run of '%s' failed (exit status %d)", r->label, a->o->cmd[0],
             exec_status(status));
@@ -937,6 +1035,13 @@ static void stats_of(row_t *r, unsigned n)
     r->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     r->min = s[0];
     r->max = s[n - 1];
+    double sum = 0, sq = 0;
+    for (unsigned i = 0; i < n; i++)
+        sum += s[i];
+    r->mean = sum / n;
+    for (unsigned i = 0; i < n; i++)
+        sq += (s[i] - r->mean) * (s[i] - r->mean);
+    r->sd = n > 1 ? sqrt(sq / (n - 1)) : 0; /* the sample standard deviation */
     free(s);
 }
 
@@ -963,77 +1068,122 @@ static void fmt_time(char *b, size_t cap, double s)
         snprintf(b, cap, "%.3f s", s);
 }
 
-static void print_table(const ab_t *a, bool gpu)
+static const char *agree_text(const ab_t *a, const row_t *r)
+{
+    return r->native ? (a->reference ? "reference" : "not checked")
+           : !a->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
+}
+
+static void print_table(FILE *out, const ab_t *a, bool gpu)
 {
     const opts_t *o = a->o;
-    printf("gpuaccel ab: %u run%s each, alternating, after one warm-up%s\ncommand:", o->runs,
-           o->runs == 1 ? "" : "s", gpu ? "" : " (no GPU on this machine)");
+    fprintf(out, "gpuaccel ab: %u run%s each, alternating, after one warm-up%s%s\ncommand:",
+            a->done, a->done == 1 ? "" : "s", gpu ? "" : " (no GPU on this machine)",
+            a->done < o->runs ? " (interrupted: the rounds completed)" : "");
     for (char **c = o->cmd; *c; c++)
-        printf(" %s", *c);
-    printf("\n%-10s %11s %11s %11s %9s  %-15s %s\n", "config", "median", "min", "max", "speedup",
-           "(min-max)", "outputs");
+        fprintf(out, " %s", *c);
+    fprintf(out, "\n%-10s %11s %21s %11s %11s %9s  %-15s %s\n", "config", "median",
+            "mean +/- sigma", "min", "max", "speedup", "(min-max)", "outputs");
     for (unsigned i = 0; i < a->nrows; i++) {
         const row_t *r = &a->rows[i];
-        char med[32], mn[32], mx[32], sp[32] = "-", spread[48] = "";
+        char med[32], mean[32], sd[32], ms[72], mn[32], mx[32], sp[32] = "-", spread[48] = "";
         fmt_time(med, sizeof med, r->median);
+        fmt_time(mean, sizeof mean, r->mean);
+        fmt_time(sd, sizeof sd, r->sd);
+        snprintf(ms, sizeof ms, "%s +/- %s", mean, sd);
         fmt_time(mn, sizeof mn, r->min);
         fmt_time(mx, sizeof mx, r->max);
         if (!r->native) {
             snprintf(sp, sizeof sp, "%.2fx", r->ratio);
             snprintf(spread, sizeof spread, "(%.2f-%.2f)", r->rmin, r->rmax);
         }
-        const char *agree = r->native ? (a->reference ? "reference" : "not checked")
-                            : !a->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
-        printf("%-10s %11s %11s %11s %9s  %-15s %s\n", r->label, med, mn, mx, sp, spread, agree);
+        fprintf(out, "%-10s %11s %21s %11s %11s %9s  %-15s %s\n", r->label, med, ms, mn, mx, sp,
+                spread, agree_text(a, r));
     }
 }
 
-static void json_times(const row_t *r, unsigned n)
+/* --export-csv: one line a row, seconds. */
+static void print_csv(FILE *out, const ab_t *a)
 {
-    printf("\"median_s\":%.6f,\"min_s\":%.6f,\"max_s\":%.6f,\"times_s\":[", r->median, r->min,
-           r->max);
+    fprintf(out, "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,"
+                 "outputs\n");
+    for (unsigned i = 0; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        fprintf(out, "%s,%.6f,%.6f,%.6f,%.6f,%.6f", r->label, r->median, r->mean, r->sd, r->min,
+                r->max);
+        if (r->native)
+            fprintf(out, ",,,,%s\n", agree_text(a, r));
+        else
+            fprintf(out, ",%.4f,%.4f,%.4f,%s\n", r->ratio, r->rmin, r->rmax, agree_text(a, r));
+    }
+}
+
+/* --export-markdown: the table as GitHub markdown. */
+static void print_markdown(FILE *out, const ab_t *a)
+{
+    fprintf(out, "| config | median | mean +/- sigma | min | max | speedup | outputs |\n"
+                 "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    for (unsigned i = 0; i < a->nrows; i++) {
+        const row_t *r = &a->rows[i];
+        char med[32], mean[32], sd[32], mn[32], mx[32], sp[64] = "-";
+        fmt_time(med, sizeof med, r->median);
+        fmt_time(mean, sizeof mean, r->mean);
+        fmt_time(sd, sizeof sd, r->sd);
+        fmt_time(mn, sizeof mn, r->min);
+        fmt_time(mx, sizeof mx, r->max);
+        if (!r->native)
+            snprintf(sp, sizeof sp, "%.2fx (%.2f-%.2f)", r->ratio, r->rmin, r->rmax);
+        fprintf(out, "| %s | %s | %s +/- %s | %s | %s | %s | %s |\n", r->label, med, mean, sd, mn,
+                mx, sp, agree_text(a, r));
+    }
+}
+
+static void json_times(FILE *out, const row_t *r, unsigned n)
+{
+    fprintf(out, "\"median_s\":%.6f,\"mean_s\":%.6f,\"stddev_s\":%.6f,\"min_s\":%.6f,"
+            "\"max_s\":%.6f,\"times_s\":[", r->median, r->mean, r->sd, r->min, r->max);
     for (unsigned i = 0; i < n; i++)
-        printf("%s%.6f", i ? "," : "", r->t[i]);
-    printf("]");
+        fprintf(out, "%s%.6f", i ? "," : "", r->t[i]);
+    fprintf(out, "]");
 }
 
 /* A JSON string on stdout, by the profile's own escaper (valid for any bytes:
  * what is not well-formed UTF-8 becomes U+FFFD). */
-static void json_str(const char *s)
+static void json_str(FILE *out, const char *s)
 {
     char buf[512];
-    ga_out_t o = {.fd = STDOUT_FILENO, .mem = buf, .cap = sizeof buf};
-    fflush(stdout);
+    ga_out_t o = {.fd = fileno(out), .mem = buf, .cap = sizeof buf};
+    fflush(out);
     ga_out_js(&o, s);
     ga_out_flush(&o);
 }
 
-static void print_json(const ab_t *a, bool gpu, bool agree)
+static void print_json(FILE *out, const ab_t *a, bool gpu, bool agree)
 {
     const opts_t *o = a->o;
-    printf("{\"command\":[");
+    fprintf(out, "{\"command\":[");
     for (char **c = o->cmd; *c; c++)
-        printf("%s", c == o->cmd ? "" : ","), json_str(*c);
-    printf("],\"runs\":%u,\"gpu\":%s,\"check\":", o->runs, gpu ? "true" : "false");
+        fprintf(out, "%s", c == o->cmd ? "" : ","), json_str(out, *c);
+    fprintf(out, "],\"runs\":%u,\"gpu\":%s,\"check\":", a->done, gpu ? "true" : "false");
     if (o->check_digest)
-        printf("{\"kind\":\"digest\",\"pattern\":"), json_str(o->check_digest), printf("}");
+        fprintf(out, "{\"kind\":\"digest\",\"pattern\":"), json_str(out, o->check_digest), fprintf(out, "}");
     else if (o->check_file)
-        printf("{\"kind\":\"file\",\"path\":"), json_str(o->check_file), printf("}");
+        fprintf(out, "{\"kind\":\"file\",\"path\":"), json_str(out, o->check_file), fprintf(out, "}");
     else
-        printf("null");
-    printf(",\"native\":{");
-    json_times(&a->rows[0], o->runs);
-    printf("},\"rows\":[");
+        fprintf(out, "null");
+    fprintf(out, ",\"native\":{");
+    json_times(out, &a->rows[0], a->done);
+    fprintf(out, "},\"rows\":[");
     for (unsigned i = 1; i < a->nrows; i++) {
         const row_t *r = &a->rows[i];
-        printf("%s{\"feature\":", i > 1 ? "," : "");
-        json_str(r->label);
-        printf(",");
-        json_times(r, o->runs);
-        printf(",\"speedup\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,\"outputs_agree\":%s}",
+        fprintf(out, "%s{\"feature\":", i > 1 ? "," : "");
+        json_str(out, r->label);
+        fprintf(out, ",");
+        json_times(out, r, a->done);
+        fprintf(out, ",\"speedup\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,\"outputs_agree\":%s}",
                r->ratio, r->rmin, r->rmax, !a->reference ? "null" : r->agree ? "true" : "false");
     }
-    printf("],\"outputs_agree\":%s}\n", !a->reference ? "null" : agree ? "true" : "false");
+    fprintf(out, "],\"outputs_agree\":%s}\n", !a->reference ? "null" : agree ? "true" : "false");
 }
 
 static void svg_text(FILE *f, const char *s)
@@ -1051,6 +1201,35 @@ static void svg_text(FILE *f, const char *s)
 
 /* A horizontal bar per configuration: speedup over native, whiskers from the
  * slowest to the fastest paired ratio, a dashed line at 1.0x. */
+/* The GPU's model, from the driver's /proc files; "" if none is there. */
+static void gpu_model(char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    glob_t g;
+    if (glob("/proc/driver/nvidia/gpus/*/information", 0, NULL, &g) != 0)
+        return;
+    FILE *f = g.gl_pathc ? fopen(g.gl_pathv[0], "r") : NULL;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "Model:", 6)) {
+            char *m = line + 6;
+            m += strspn(m, " \t");
+            m[strcspn(m, "\n")] = '\0';
+            snprintf(buf, cap, "%s", m);
+            break;
+        }
+    if (f)
+        fclose(f);
+    globfree(&g);
+}
+
+/* A bar's colour: green when the row beat native in every paired run, red
+ * when it lost every one, grey when the runs disagree (within the spread). */
+static const char *bar_colour(const row_t *r)
+{
+    return r->rmin > 1.0 ? "#3b8e4f" : r->rmax < 1.0 ? "#c8553d" : "#9a9a9a";
+}
+
 static int write_svg(const ab_t *a, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -1060,37 +1239,60 @@ static int write_svg(const ab_t *a, const char *path)
     for (unsigned i = 1; i < a->nrows; i++)
         while (a->rows[i].rmax * 1.08 > xmax)
             xmax += 0.5;
-    const int left = 150, width = 500, top = 58, bar = 26, gap = 12;
-    int n = (int)a->nrows - 1, height = top + n * (bar + gap) + 44;
+    const int left = 150, width = 500, top = 76, bar = 26, gap = 12;
+    int n = (int)a->nrows - 1, height = top + n * (bar + gap) + 92;
+    char model[128], date[16];
+    gpu_model(model, sizeof model);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", localtime(&now));
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 120, height);
+               "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 140, height);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" "
                "font-size=\"15\" font-weight=\"bold\">gpuaccel ab: speedup over native (median of "
-               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", a->o->runs);
+               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"%s\">", a->done,
+            *model ? "#555" : "#c8553d");
+    if (*model)
+        svg_text(f, model);
+    else
+        fputs("NO GPU: timings of whatever libcuda.so.1 the command loaded, not a GPU result",
+              f);
+    fprintf(f, ", %s, libgpuaccel %s</text>\n<text x=\"10\" y=\"58\" fill=\"#555\">", date,
+            PACKAGE_VERSION);
     for (char **c = a->o->cmd; *c; c++)
         svg_text(f, *c), fputc(' ', f);
     fputs("</text>\n", f);
+    double sx = width / xmax;
     for (int i = 0; i < n; i++) {
         const row_t *r = &a->rows[i + 1];
         int y = top + i * (bar + gap);
-        double sx = width / xmax;
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8, y + bar / 2 + 5);
         svg_text(f, r->label);
         fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n",
-                left, y, r->ratio * sx, bar, r->ratio >= 1 ? "#3b8e4f" : "#c8553d");
+                left, y, r->ratio * sx, bar, bar_colour(r));
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
                 left + r->rmin * sx, left + r->rmax * sx, y + bar / 2, y + bar / 2);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.2fx%s</text>\n", left + r->rmax * sx + 6,
+        /* The value right of the plot, clear of the 1.0x line and the whiskers;
+         * three decimals where two would round to 1.00 and hide the sign. */
+        bool near = r->ratio != 1.0 && fabs(r->ratio - 1.0) < 0.005;
+        fprintf(f, near ? "<text x=\"%d\" y=\"%d\">%.3fx%s</text>\n"
+                        : "<text x=\"%d\" y=\"%d\">%.2fx%s</text>\n", left + width + 8,
                 y + bar / 2 + 5, r->ratio, !a->reference || r->agree ? "" : " (outputs DIFFER)");
     }
     int base = top + n * (bar + gap);
     for (double x = 0; x <= xmax + 1e-9; x += 0.5)
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%.1fx</text>\n",
-                left + x * width / xmax, base + 16, x);
+                left + x * sx, base + 16, x);
     fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#333\" "
-               "stroke-dasharray=\"5,4\"/>\n<text x=\"%.1f\" y=\"%d\" fill=\"#333\">1.0x = "
-               "native</text>\n</svg>\n", left + width / xmax, left + width / xmax, top - 6, base,
-            left + width / xmax + 4, base + 32);
+               "stroke-dasharray=\"5,4\"/>\n", left + sx, left + sx, top - 6, base);
+    fprintf(f, "<text x=\"10\" y=\"%d\" fill=\"#333\">dashed line: 1.0x = native; bar: median "
+               "speedup; whisker: range of the paired per-run speedups</text>\n", base + 40);
+    fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#3b8e4f\"/><text x=\"27\" "
+               "y=\"%d\">faster in every run</text>\n", base + 52, base + 63);
+    fprintf(f, "<rect x=\"170\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#c8553d\"/><text "
+               "x=\"187\" y=\"%d\">slower in every run</text>\n", base + 52, base + 63);
+    fprintf(f, "<rect x=\"330\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#9a9a9a\"/><text "
+               "x=\"347\" y=\"%d\">within the run-to-run spread</text>\n</svg>\n", base + 52,
+            base + 63);
     return fclose(f) == 0 ? EX_OK : die(EX_USAGE, "--svg %s: %s", path, strerror(errno));
 }
 
@@ -1106,16 +1308,85 @@ static bool have_gpu(void)
     return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
 }
 
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* "run 7 of 30, about 12 s left" on a terminal's stderr, rewritten in place. */
+static void progress(const ab_t *a, unsigned done, unsigned total)
+{
+    if (!isatty(STDERR_FILENO))
+        return;
+    if (done == total) {
+        fprintf(stderr, "\r%60s\r", "");
+        return;
+    }
+    double spent = now_s() - a->t0, left = done ? spent / done * (total - done) : 0;
+    char eta[32];
+    fmt_time(eta, sizeof eta, left);
+    fprintf(stderr, "\rgpuaccel: run %u of %u%s%s   ", done + 1, total,
+            done ? ", about " : "", done ? eta : "");
+    if (done)
+        fputs(" left", stderr);
+}
+
 static int ab_measure(ab_t *a)
 {
     double t;
-    for (unsigned i = 0; i < a->nrows; i++) /* warm-up; the native one is the reference */
+    unsigned total = a->nrows * (a->o->runs + 1), n = 0;
+    struct sigaction sa = {.sa_handler = on_interrupt}, old_int;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    a->t0 = now_s();
+    a->done = 0;
+    int rc = EX_OK;
+    for (unsigned i = 0; i < a->nrows && rc == EX_OK; i++, n++) { /* warm-up; native: reference */
+        progress(a, n, total);
         if (!measure(a, &a->rows[i], &t))
-            return EX_FAIL;
-    for (unsigned k = 0; k < a->o->runs; k++)
-        for (unsigned i = 0; i < a->nrows; i++)
+            rc = EX_FAIL;
+    }
+    for (unsigned k = 0; k < a->o->runs && rc == EX_OK && !interrupted; k++) {
+        for (unsigned i = 0; i < a->nrows && rc == EX_OK && !interrupted; i++, n++) {
+            progress(a, n, total);
             if (!measure(a, &a->rows[i], &a->rows[i].t[k]))
-                return EX_FAIL;
+                rc = EX_FAIL;
+        }
+        if (rc == EX_OK && !interrupted)
+            a->done = k + 1;
+    }
+    progress(a, total, total);
+    sigaction(SIGINT, &old_int, NULL);
+    if (interrupted) {
+        fprintf(stderr, "gpuaccel: interrupted after %u complete round%s\n", a->done,
+                a->done == 1 ? "" : "s");
+        return a->done ? EX_INTERRUPTED : EX_FAIL;
+    }
+    return rc;
+}
+
+/* --export-json/-csv/-markdown FILE: the results beside the table. */
+static int ab_exports(const ab_t *a, bool gpu, bool agree)
+{
+    const opts_t *o = a->o;
+    const char *paths[3] = {o->export_json, o->export_csv, o->export_md};
+    for (unsigned i = 0; i < 3; i++) {
+        if (!paths[i])
+            continue;
+        FILE *f = fopen(paths[i], "w");
+        if (!f)
+            return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
+        if (i == 0)
+            print_json(f, a, gpu, agree);
+        else if (i == 1)
+            print_csv(f, a);
+        else
+            print_markdown(f, a);
+        if (fclose(f) != 0)
+            return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
+    }
     return EX_OK;
 }
 
@@ -1164,21 +1435,24 @@ static int cmd_ab(opts_t *o)
     rc = ab_measure(&a);
     unlink(a.outfile);
     unlink(a.errfile);
-    if (rc != EX_OK)
+    if (rc != EX_OK && rc != EX_INTERRUPTED)
         return rc;
     bool agree = true;
     for (unsigned i = 0; i < a.nrows; i++) {
-        stats_of(&a.rows[i], o->runs);
+        stats_of(&a.rows[i], a.done);
         agree = agree && a.rows[i].agree;
     }
     for (unsigned i = 1; i < a.nrows; i++)
-        ratios_of(&a.rows[i], &a.rows[0], o->runs);
+        ratios_of(&a.rows[i], &a.rows[0], a.done);
     if (o->json)
-        print_json(&a, gpu, agree);
+        print_json(stdout, &a, gpu, agree);
     else
-        print_table(&a, gpu);
-    if (o->svg && (rc = write_svg(&a, o->svg)) != EX_OK)
-        return rc;
+        print_table(stdout, &a, gpu);
+    int erc = ab_exports(&a, gpu, agree);
+    if (o->svg && erc == EX_OK)
+        erc = write_svg(&a, o->svg);
+    if (rc == EX_INTERRUPTED || erc != EX_OK)
+        return rc == EX_INTERRUPTED ? rc : erc;
     if (!agree)
         return die(EX_FAIL, "outputs differ between the native run and the library's");
     return EX_OK;
@@ -1365,9 +1639,9 @@ static int cmd_advise(opts_t *o)
     rc = ab_measure(&a);
     if (rc == EX_OK) {
         for (unsigned i = 0; i < a.nrows; i++)
-            stats_of(&a.rows[i], o->runs);
+            stats_of(&a.rows[i], a.done);
         for (unsigned i = 1; i < a.nrows; i++)
-            ratios_of(&a.rows[i], &a.rows[0], o->runs);
+            ratios_of(&a.rows[i], &a.rows[0], a.done);
         /* The features that won alone, together, if that is a new setting:
          * measured in a second round against native again. */
         unsigned winners = 0;
@@ -1402,7 +1676,7 @@ static int cmd_advise(opts_t *o)
     unlink(a.errfile);
     if (rc != EX_OK)
         return rc;
-    print_table(&a, gpu);
+    print_table(stdout, &a, gpu);
     const row_t *best = advise_best(&a);
     unsigned mask = best ? best->mask : 0;
     if (o->write && (rc = advise_write(o->write, mask, best)) != EX_OK)
@@ -1434,7 +1708,7 @@ int main(int argc, char **argv)
                            "kernels, env)",
                            cmd);
     opts_t o = {.runs = 5, .ab_feature = -1};
-    int rc = parse(cmd, argc - 2, argv + 2, &o);
+    int rc = parse(cmd, argc - 1, argv + 1, &o);
     if (rc != EX_OK)
         return rc;
     if (!strcmp(cmd, "run"))

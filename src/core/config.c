@@ -147,24 +147,8 @@ enum {
 };
 
 const ga_config_doc_t ga_config_docs[] = {
-#define GA_ISFEATURE_FEATURE 1
-#define GA_ISFEATURE_MODE 0
-#define GA_ISFEATURE_BOOL 0
-#define GA_ISFEATURE_LEVEL 0
-#define GA_ISFEATURE_STR 0
-#define GA_ISFEATURE_SIZE 0
-#define GA_ISFEATURE_UINT 0
-#define GA_ISFEATURE_LIMIT 0
-#define GA_ISSIZE_SIZE 1
-#define GA_ISSIZE_FEATURE 0
-#define GA_ISSIZE_MODE 0
-#define GA_ISSIZE_BOOL 0
-#define GA_ISSIZE_LEVEL 0
-#define GA_ISSIZE_STR 0
-#define GA_ISSIZE_UINT 0
-#define GA_ISSIZE_LIMIT 0
 #define GA_CONFIG_DOC(var, type, field, def, needs, help)                                   \
-    {#var, def, needs, help, GA_ISFEATURE_##type, GA_ISSIZE_##type},
+    {#var, def, needs, help, GA_TYPE_##type},
     GA_CONFIG_VARS(GA_CONFIG_DOC)
 #undef GA_CONFIG_DOC
 };
@@ -329,7 +313,7 @@ static void check_size_units(const ga_config_src_t *src, const char *const raw[G
         const char *v = raw[i], *def = ga_config_docs[i].def;
         size_t dl = strlen(def);
         uint64_t bytes;
-        if (!v || !ga_config_docs[i].size || !dl || isdigit((unsigned char)def[dl - 1]) ||
+        if (!v || ga_config_docs[i].type != GA_TYPE_SIZE || !dl || isdigit((unsigned char)def[dl - 1]) ||
             strspn(v, "0123456789") != strlen(v) || !ga_parse_size(v, &bytes) || bytes >= 1024)
             continue;
         problemf(src, ga_config_docs[i].name, "%s=%s means %s bytes (the default is %s); write "

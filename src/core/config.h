@@ -41,7 +41,9 @@
       "tuner tries every block size that is a multiple of 32, not only powers of two")        \
     X(GPUACCEL_KERNELS, FEATURE, kernels, "1", "", "launch shipped replacement kernels")     \
     X(GPUACCEL_KERNELS_EXTRA, STR, kernels_extra, "", "GPUACCEL_KERNELS", "FATBIN:TABLE of user replacement kernels") \
-    X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "GPUACCEL_KERNELS", "glob of kernel names never swapped")
+    X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "GPUACCEL_KERNELS", "glob of kernel names never swapped") \
+    X(GPUACCEL_PTX_RETRY, BOOL, ptx_retry, "1", "",                                          \
+      "retry PTX the driver refuses for its .version with the highest version it takes")
 
 typedef struct ga_limit {
     uint64_t bytes;  /* absolute limit, or 0 */
@@ -101,11 +103,16 @@ bool ga_parse_level(const char *s, int *out);
 bool ga_parse_limit(const char *s, ga_limit_t *out);
 bool ga_parse_mode(const char *s, ga_mode_t *out);
 
+/* A variable's type, as the table names it. */
+typedef enum ga_config_type {
+    GA_TYPE_MODE, GA_TYPE_FEATURE, GA_TYPE_BOOL, GA_TYPE_LEVEL, GA_TYPE_STR, GA_TYPE_SIZE,
+    GA_TYPE_UINT, GA_TYPE_LIMIT
+} ga_config_type_t;
+
 /* One row per variable, for `gpuaccel env` and the README. */
 typedef struct ga_config_doc {
     const char *name, *def, *needs, *help;
-    bool feature; /* a feature's switch: its default is GPUACCEL=safe's */
-    bool size;    /* a byte count */
+    ga_config_type_t type; /* FEATURE: a feature's switch, its default GPUACCEL=safe's */
 } ga_config_doc_t;
 extern const ga_config_doc_t ga_config_docs[];
 extern const unsigned ga_config_ndocs;

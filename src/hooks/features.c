@@ -72,9 +72,10 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
 {
     memset(&ga_d, 0, sizeof ga_d);
     unsigned uses = 0;
+    bool any = false;
     for (unsigned i = 0; i < GA_N_FEATURES; i++)
         if ((ga_d.on[i] = on[i]))
-            uses |= ga_features[i]->uses;
+            uses |= ga_features[i]->uses, any = true;
     /* The tracker and the epoch cost a little on every call: only the
      * features that read them pay for them. */
     rt->track = (uses & GA_USES_STREAMS) != 0;
@@ -89,9 +90,6 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     /* Nothing to do with any call: stay out of the way. Programs get the
      * driver's own entry points from the doors, as with GPUACCEL=0, unless the
      * log will list the calls seen (info and above count every call). */
-    bool any = false;
-    for (unsigned i = 0; i < GA_N_FEATURES; i++)
-        any |= ga_d.on[i];
     rt->direct = !any && !ga_log_enabled(GA_LOG_INFO);
     ga_stats_timing = ga_d.n_span > 0;
 }

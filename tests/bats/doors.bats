@@ -250,3 +250,17 @@ TABLE
     echo "$output" | grep -Eq '^gpuaccel: coalesce: hits=[1-9]'
     echo "$output" | grep -Eq '^gpuaccel: graphs: .*replays=[1-9]'
 }
+
+@test "PTX above the driver's ISA: loaded again with the highest .version it takes; code that needs the newer ISA still gets the driver's error" {
+    export FAKECUDA_PTX_MAX=9.0
+    run native "$PROGS/ptx_prog"
+    echo "native: $output"
+    [ "$output" = "module old=222 new=222 library old=222 new=222" ]
+    run env GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"
+    echo "library: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"module old=0 new=222 library old=0 new=222"* ]]
+    [ "$(echo "$output" | grep -c 'gpuaccel: PTX with a .version above this driver.s loaded as .version 9.0')" -eq 2 ]
+    run env GPUACCEL_PTX_RETRY=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"
+    [ "$output" = "module old=222 new=222 library old=222 new=222" ]
+}

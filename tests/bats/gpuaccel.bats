@@ -42,7 +42,15 @@ ga() {
     [[ "$output" == *"--enable needs a value"* ]]
     run ga run --enable warp -- true
     [ "$status" -eq 2 ]
-    [[ "$output" == *"unknown feature in 'warp'"* ]]
+    [[ "$output" == *"'warp' in --enable warp is not a feature"* ]]
+    run ga run --enable pool,banana -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"'banana' in --enable pool,banana is not a feature"* ]]
+    run ga run --feature pool -- true
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"run: --feature is not an option of run"* ]]
+    run "$GA_TOOL" kernels list extra
+    [ "$status" -eq 2 ]
     run ga run
     [ "$status" -eq 2 ]
     [[ "$output" == *"no command to run"* ]]
@@ -200,9 +208,16 @@ EOF
 @test "ab: --svg writes a bar chart" {
     run ga ab -n 2 --per-feature --svg "$T/ab.svg" -- true
     [ "$status" -eq 0 ]
+    python3 -c 'import xml.dom.minidom as m,sys; m.parse(sys.argv[1])' "$T/ab.svg"
+    # a legend, the library's version and date, and (no GPU here) a clear mark
+    grep -q 'whisker: range of the paired per-run speedups' "$T/ab.svg"
+    grep -q 'within the run-to-run spread' "$T/ab.svg"
+    grep -Eq 'libgpuaccel [0-9]+\.[0-9]+\.[0-9]+' "$T/ab.svg"
+    grep -Eq ', [0-9]{4}-[0-9]{2}-[0-9]{2}, ' "$T/ab.svg"
+    if [ ! -e /dev/nvidiactl ]; then grep -q 'NO GPU' "$T/ab.svg"; fi
     grep -q '^<svg xmlns="http://www.w3.org/2000/svg"' "$T/ab.svg"
     grep -q '1.0x = native' "$T/ab.svg"
-    [ "$(grep -c '<rect x=' "$T/ab.svg")" -eq 6 ]
+    [ "$(grep -c '<rect x="150"' "$T/ab.svg")" -eq 6 ] # one bar a row (legend swatches sit at the left edge)
     if command -v python3 >/dev/null; then
         python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/ab.svg"
     fi
@@ -459,4 +474,59 @@ EOF
     run ga profile -o "$T/p" -- "$PROGS/door_getproc" "$PTX" $'\xff\xfe'
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8"))' "$T/p.json"
+}
+
+@test "options follow getopt_long: --opt=value, -n5, per-command --help" {
+    run ga run --enable=pool -- sh -c 'echo "$GPUACCEL_POOL"'
+    [ "$status" -eq 0 ]
+    [ "$output" = 1 ]
+    run ga ab -n2 --json -- true
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'"runs":2'* ]]
+    for c in run profile tune report ab advise kernels env; do
+        run "$GA_TOOL" $c --help
+        echo "$c: $output"
+        [ "$status" -eq 0 ]
+        [[ "${lines[0]}" == "usage: gpuaccel $c "* ]]
+    done
+}
+
+@test "ab: mean +/- sigma beside median/min/max; --export-json/-csv/-markdown beside the table" {
+    run ga ab -n 3 --check-digest result --export-json "$T/x.json" --export-csv "$T/x.csv" \
+        --export-markdown "$T/x.md" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"mean +/- sigma"* ]]
+    echo "$output" | grep -Eq '^all +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) \+/- '
+    [ "$(head -1 "$T/x.csv")" = "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,outputs" ]
+    grep -q '^all,[0-9.]*,[0-9.]*,[0-9.]*,' "$T/x.csv"
+    grep -q '^| all | ' "$T/x.md"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rows"][0]; assert r["mean_s"] > 0 and r["stddev_s"] >= 0 and d["runs"] == 3' "$T/x.json"
+}
+
+@test "ab: Ctrl-C prints the rounds completed and exits 130" {
+    run timeout --preserve-status -s INT 3 "$GA_TOOL" ab --lib "$GA_LIB" -n 200 -- sleep 0.2
+    echo "$output"
+    [ "$status" -eq 130 ]
+    [[ "$output" == *"interrupted after"*"complete round"* ]]
+    [[ "$output" == *"(interrupted: the rounds completed)"* ]]
+    echo "$output" | grep -Eq '^native +[0-9.]+ ms'
+}
+
+@test "profile report: headed opportunity columns, a suggested next command, singular counts" {
+    run ga profile -o "$T/r" -- "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    grep -Eq '^  feature +verdict +saving +why$' "$T/r.txt"
+    grep -Eq '^Next: gpuaccel (advise|ab --feature [a-z]+) -- COMMAND' "$T/r.txt"
+    ! grep -Eq '(^|[^0-9,])1 (launches|allocations|kernels)\b' "$T/r.txt"
+    # the saving never runs into the reason
+    ! grep -Eq 'would help +~[0-9.]+ [mun]?s[^ ]' "$T/r.txt"
+}
+
+@test "the man pages carry the version and release date configure set" {
+    v=$("$GA_TOOL" --version | awk '{print $2}')
+    for page in "$GA_BUILD/man/gpuaccel.1" "$GA_BUILD/man/libgpuaccel.7"; do
+        head -3 "$page" | grep -Eq "^\.TH [A-Z]+ [17] \"[0-9]{4}-[0-9]{2}-[0-9]{2}\" \"libgpuaccel $v\"" ||
+            { echo "$page: $(head -3 "$page")"; false; }
+    done
 }

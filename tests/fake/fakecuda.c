@@ -11,6 +11,7 @@
 #include <cuda.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -416,12 +417,35 @@ FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
     return CUDA_SUCCESS;
 }
 
+/* PTX text as the driver's JIT judges it: a `.version` above what this driver
+ * takes (FAKECUDA_PTX_MAX, default 9.0, as CUDA 13.0) is refused as
+ * unsupported; an instruction this JIT does not know (the marker
+ * `fake.newinstr`) fails compilation. Anything else (a cubin, a fatbin) loads. */
+static CUresult fake_jit(const void *image)
+{
+    const char *t = image, *v = strstr(t, ".version ");
+    if (!v || memchr(t, '\0', (size_t)(v - t)))
+        return CUDA_SUCCESS; /* not PTX text */
+    unsigned major = 0, minor = 0, mmax = 9, nmax = 0;
+    if (sscanf(v + 9, "%u.%u", &major, &minor) != 2)
+        return CUDA_ERROR_INVALID_PTX;
+    const char *env = getenv("FAKECUDA_PTX_MAX");
+    if (env)
+        (void)sscanf(env, "%u.%u", &mmax, &nmax);
+    if (major > mmax || (major == mmax && minor > nmax))
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    return strstr(t, "fake.newinstr") ? CUDA_ERROR_INVALID_PTX : CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult jit = fake_jit(image);
+    if (jit != CUDA_SUCCESS)
+        return jit;
     *module = (CUmodule)&module_object;
     return CUDA_SUCCESS;
 }
@@ -459,6 +483,9 @@ FAKE_EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_o
     (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
     if (!lib || !code)
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult jit = fake_jit(code);
+    if (jit != CUDA_SUCCESS)
+        return jit;
     *lib = (CUlibrary)&library_object;
     return CUDA_SUCCESS;
 }

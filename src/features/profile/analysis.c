@@ -89,7 +89,8 @@ static void opp_pool(const summary_t *s, opp_t *op, ga_out_t *w)
         return;
     }
     op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
-    ga_out_count(w, ga_prof->mem.count), ga_out_s(w, " allocations, ");
+    ga_out_count(w, ga_prof->mem.count);
+    ga_out_s(w, ga_prof->mem.count == 1 ? " allocation, " : " allocations, ");
     ga_out_count(w, ga_prof->mem.frees);
     ga_out_s(w, " frees, ~"), ga_out_dur(w, s->pair_ns), ga_out_s(w, " a pair, churn ");
     ga_out_count(w, ga_prof->mem.churn);
@@ -162,7 +163,7 @@ static void opp_kernels(const summary_t *s, opp_t *op, ga_out_t *w)
             best = i;
     }
     ga_out_s(w, "helps only kernels with a replacement; busiest: ");
-    ga_out_name(w, ga_prof->kern[best].name ? ga_prof->kern[best].name : "?", 60);
+    ga_out_name(w, ga_prof_kname_text(best), 60);
     if (s->timed)
         ga_out_s(w, " ("), ga_out_dur(w, ga_prof->kern[best].gpu_ns), ga_out_s(w, " on the GPU)");
     else
@@ -242,5 +243,12 @@ const char *ga_prof_kname(uint32_t k)
 {
     const char *name = ga_prof->kern[k].name;
     return k == MAX_KERNELS ? "(other kernels)" : name ? name : "?";
+}
+
+/* For the text report: the demangled name where there is one. */
+const char *ga_prof_kname_text(uint32_t k)
+{
+    const char *pretty = k < MAX_KERNELS ? ga_prof->kern[k].pretty : NULL;
+    return pretty ? pretty : ga_prof_kname(k);
 }
 

@@ -69,6 +69,7 @@ typedef struct kcfg {
 typedef struct kern {
     _Atomic(const void *) handle; /* the key, published after the rest */
     const char *name;             /* the registry's, readable for the process's life */
+    const char *pretty;           /* demangled for the text report, or NULL */
     uint64_t launches, gpu_ns, timed;
     unsigned ncfg;
     uint64_t cfg_dropped;
@@ -258,6 +259,7 @@ unsigned ga_prof_sorted_seqs(void);
 
 /* A kernel's name for the reports. */
 const char *ga_prof_kname(uint32_t k);
+const char *ga_prof_kname_text(uint32_t k); /* demangled where possible */
 
 /* ---- the writers ----------------------------------------------------------------- */
 /* write_text.c: FILE.txt into ga_prof->text (FILE.json carries it too). */

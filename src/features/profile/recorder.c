@@ -12,6 +12,9 @@
 #define _GNU_SOURCE
 #include "features/profile/internal.h"
 
+#include <dlfcn.h>
+#include <stdlib.h>
+
 #include <string.h>
 
 #include "core/hash.h"
@@ -183,6 +186,27 @@ static unsigned kernel_find(const void *f)
     return MAX_KERNELS;
 }
 
+/* A C++ kernel name as a person reads it ("void scale<float>(float*, int)"),
+ * through the C++ ABI's __cxa_demangle when the program has loaded a C++
+ * runtime (cudart, PyTorch and CuPy do; this library does not link one).
+ * Kept for the process's life, like the registry's names; NULL if the name
+ * is not a mangled one or no demangler is loaded. Never from a signal handler:
+ * it allocates (the text writer reads what the first launch stored). */
+static const char *demangled(const char *name)
+{
+    typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return NULL;
+    demangle_fn fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    int status = -1;
+    char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* Lock-free when the kernel is known; the first launch of a kernel asks the
  * registry (which may call the driver) before taking the lock to insert it. */
 static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
@@ -195,6 +219,7 @@ static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
         return MAX_KERNELS;
     const ga_kernel_t *k = ga_kernel_info(rt, f);
     const char *name = k && k->name ? k->name : "?";
+    const char *pretty = demangled(name);
     pthread_mutex_lock(&ga_prof_lock);
     for (i = hash_ptr(f, mask); (h = atomic_load_explicit(&ga_prof->kern[i].handle,
                                                           memory_order_relaxed)) != NULL;
@@ -203,10 +228,13 @@ static unsigned kernel_index(const ga_rt_t *rt, CUfunction f)
             break;
     if (!h) {
         ga_prof->kern[i].name = name;
+        ga_prof->kern[i].pretty = pretty;
+        pretty = NULL;
         atomic_store_explicit(&ga_prof->kern[i].handle, (const void *)f, memory_order_release);
         atomic_fetch_add_explicit(&ga_prof->nkern, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&ga_prof_lock);
+    free((void *)pretty); /* another thread stored this kernel first */
     return i;
 }
 

@@ -14,6 +14,7 @@ static void text_opps(ga_out_t *o, const opp_t ops[N_OPPS])
 {
     static const char *const label[] = {"would help", "no", "unknown"};
     ga_out_s(o, "\nOpportunities (estimates from the measured counts)\n");
+    ga_out_s(o, "  feature   verdict     saving     why\n");
     for (unsigned i = 0; i < N_OPPS; i++) {
         ga_cell_t c;
         ga_out_s(o, "  ");
@@ -25,7 +26,24 @@ static void text_opps(ga_out_t *o, const opp_t ops[N_OPPS])
         else
             ga_out_s(w, "-");
         ga_out_cell(o, &c, 10, false);
-        ga_out_s(o, ops[i].why), ga_out_s(o, "\n");
+        ga_out_s(o, " "), ga_out_s(o, ops[i].why), ga_out_s(o, "\n");
+    }
+}
+
+/* What to run next: an A/B of the features the estimates favour, or advise. */
+static void text_next(ga_out_t *o, const opp_t ops[N_OPPS])
+{
+    unsigned helps = 0;
+    for (unsigned i = 0; i < N_OPPS; i++)
+        helps += ops[i].verdict == V_HELPS;
+    ga_out_s(o, "\nNext: ");
+    if (helps == 1) {
+        for (unsigned i = 0; i < N_OPPS; i++)
+            if (ops[i].verdict == V_HELPS)
+                ga_out_s(o, "gpuaccel ab --feature "), ga_out_s(o, ops[i].feature);
+        ga_out_s(o, " -- COMMAND   (measures what the estimate says)\n");
+    } else {
+        ga_out_s(o, "gpuaccel advise -- COMMAND   (measures each feature and picks a setting)\n");
     }
 }
 
@@ -112,12 +130,12 @@ static void text_kernel(ga_out_t *o, uint32_t ki)
     ga_cell_t c;
     ga_out_s(o, "  ");
     ga_out_count(ga_cell(&c), k->launches), ga_out_cell(o, &c, 10, true);
-    ga_out_s(o, " launches");
+    ga_out_s(o, k->launches == 1 ? " launch  " : " launches");
     if (k->timed) {
         ga_out_s(o, "  "), ga_out_dur(o, k->gpu_ns), ga_out_s(o, " GPU, ");
         ga_out_dur(o, per(k->gpu_ns, k->timed)), ga_out_s(o, " mean");
     }
-    ga_out_s(o, "  "), ga_out_name(o, ga_prof_kname(ki), 80), ga_out_s(o, "\n");
+    ga_out_s(o, "  "), ga_out_name(o, ga_prof_kname_text(ki), 80), ga_out_s(o, "\n");
     for (unsigned j = 0; j < k->ncfg && j < 3; j++) {
         const kcfg_t *g = &k->cfg[j];
         ga_out_s(o, "      grid "), text_dims(o, g->grid);
@@ -134,9 +152,10 @@ static void text_kernel(ga_out_t *o, uint32_t ki)
 static void text_kernels(ga_out_t *o, const summary_t *s)
 {
     unsigned n = ga_prof_sorted_kernels(s->timed != 0);
-    ga_out_s(o, "\nKernels ("), ga_out_count(o, ga_prof->launches), ga_out_s(o, " launches, ");
-    ga_out_u(o, n);
-    ga_out_s(o, s->timed ? " kernels; by GPU time)\n" : " kernels; by launches)\n");
+    ga_out_s(o, "\nKernels ("), ga_out_count(o, ga_prof->launches);
+    ga_out_s(o, ga_prof->launches == 1 ? " launch, " : " launches, "), ga_out_u(o, n);
+    ga_out_s(o, n == 1 ? " kernel" : " kernels");
+    ga_out_s(o, s->timed ? "; by GPU time)\n" : "; by launches)\n");
     for (unsigned i = 0; i < n && i < 20; i++)
         text_kernel(o, ga_prof->idx[i]);
     if (n > 20)
@@ -164,7 +183,7 @@ static void text_seqs(ga_out_t *o)
         ga_out_count(ga_cell(&c), (uint64_t)q->len * q->repeats), ga_out_cell(o, &c, 11, true);
         ga_out_s(o, "  ");
         for (unsigned j = 0; j < SEQ_NAMES && j < q->len; j++)
-            ga_out_s(o, j ? ", " : ""), ga_out_name(o, ga_prof_kname(q->first[j]), 24);
+            ga_out_s(o, j ? ", " : ""), ga_out_name(o, ga_prof_kname_text(q->first[j]), 24);
         ga_out_s(o, q->len > SEQ_NAMES ? ", ...\n" : "\n");
     }
 }
@@ -189,6 +208,7 @@ void ga_prof_build_text(const summary_t *s, const opp_t ops[N_OPPS], bool from_s
     ga_out_s(&o, from_signal ? " profiled, stopped by a signal\n" : " profiled\n");
     ga_out_s(&o, "command: "), ga_out_s(&o, ga_prof->command), ga_out_s(&o, "\n");
     text_opps(&o, ops);
+    text_next(&o, ops);
     text_entries(&o);
     text_copies(&o);
     text_mem(&o);
