@@ -79,6 +79,19 @@ HOOKS = {
     "cuIpcGetMemHandle": "ipc_get",
     "cuIpcOpenMemHandle_v2": "ipc_open",
     "cuMemGetAddressRange_v2": "addr_range",
+    "cuMemAllocAsync": "alloc_async",
+    "cuMemAllocAsync_ptsz": "alloc_async",
+    "cuMemAllocFromPoolAsync": "alloc_pool_async",
+    "cuMemAllocFromPoolAsync_ptsz": "alloc_pool_async",
+    "cuMemPoolSetAttribute": "pool_set_attr",
+    "cuMemPoolGetAttribute": "pool_get_attr",
+    "cuMemHostAlloc": "host_alloc",
+    "cuMemAllocHost_v2": "host_alloc_v2",
+    "cuMemFreeHost": "host_free",
+    "cuMemcpyHtoD_v2": "htod",
+    "cuMemcpyHtoD_v2_ptds": "htod",
+    "cuMemcpyHtoDAsync_v2": "htod_async",
+    "cuMemcpyHtoDAsync_v2_ptsz": "htod_async",
 }
 
 # Functions that never write device memory and enqueue no work. Anything that

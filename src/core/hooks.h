@@ -12,7 +12,9 @@
  *   hooks/sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
  *                      capture_begin capture_begin_v1 capture_begin_graph capture_end
  *   hooks/memory.c     alloc alloc_pitch free free_async meminfo addr_range ipc_get ipc_open
- *   hooks/copies.c     dtoh dtoh_async memcpy memcpy_async
+ *                      alloc_async alloc_pool_async pool_set_attr pool_get_attr
+ *   hooks/hostmem.c    host_alloc host_alloc_v2 host_free
+ *   hooks/copies.c     dtoh dtoh_async memcpy memcpy_async htod htod_async
  *   hooks/launch.c     launch launch_ex */
 #ifndef GA_HOOKS_H
 #define GA_HOOKS_H

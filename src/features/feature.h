@@ -77,6 +77,19 @@ typedef struct ga_feature {
      * is known of dst: it may be device, managed or mapped memory. */
     bool (*read)(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n, CUstream s,
                  CUresult *r);
+    /* A copy from host memory to device memory (cuMemcpyHtoD*: synchronous,
+     * on the default stream; cuMemcpyHtoDAsync*: on s). Nothing is known of
+     * src: it may be pageable, page-locked, device, managed or mapped memory. */
+    bool (*write)(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, const void *src, size_t n,
+                  CUstream s, CUresult *r);
+    /* Page-locked host memory: cuMemHostAlloc (cuMemAllocHost: flags 0) and
+     * cuMemFreeHost. */
+    bool (*host_alloc)(const ga_rt_t *rt, void **pp, size_t bytes, unsigned flags, CUresult *r);
+    bool (*host_free)(const ga_rt_t *rt, void *p, CUresult *r);
+    /* cuMemPoolSetAttribute (set) and cuMemPoolGetAttribute: a feature that
+     * changed a pool's attribute answers for the program's own view of it. */
+    bool (*pool_attr)(const ga_rt_t *rt, bool set, CUmemoryPool pool, CUmemPool_attribute attr,
+                      void *value, CUresult *r);
     /* Rewrite the launch (function, configuration): true if it did. */
     bool (*rewrite)(const ga_rt_t *rt, ga_launch_t *l);
     /* Hold the launch (it will be issued later, or replayed): true if held. */
@@ -86,6 +99,10 @@ typedef struct ga_feature {
     void (*call_enter)(void); /* around every intercepted call (GA_USES_CALLS) */
     void (*call_leave)(void);
     void (*flush)(const ga_rt_t *rt, ga_flush_t what, CUstream s);
+    /* A stream-ordered allocation (cuMemAllocAsync: pool NULL, the device's
+     * current pool; cuMemAllocFromPoolAsync: its pool) is about to reach the
+     * driver, on stream s. */
+    void (*alloc_async_begin)(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, bool per_thread);
     void (*alloc_done)(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
     void (*free_done)(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r);
     void (*copy_done)(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUresult r);

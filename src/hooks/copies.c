@@ -80,3 +80,34 @@ CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CU
     GA_EACH(copy_done, GA_COPY_OTHER, ByteCount, since(t0), r);
     return r;
 }
+
+/* Copies from host memory to the device: offered to the features that serve
+ * writes (staging pageable memory); otherwise the driver's, as a plain writer
+ * on its stream. */
+CUresult ga_hook_htod(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice, const void *srcHost,
+                      size_t ByteCount)
+{
+    uint64_t t0 = ga_hooks_t0();
+    CUresult r;
+    bool pt = ga_entries[id].per_thread;
+    ga_hooks_plain_before(rt, true, GA_DEFSTREAM);
+    if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, GA_DEFSTREAM, &r))
+        r = GA_REAL(rt, id, cuMemcpyHtoD_v2)(dstDevice, srcHost, ByteCount);
+    ga_hooks_plain_after(rt, r, GA_DEFSTREAM, pt, true);
+    GA_EACH(copy_done, GA_COPY_HTOD, ByteCount, since(t0), r);
+    return r;
+}
+
+CUresult ga_hook_htod_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice,
+                            const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    uint64_t t0 = ga_hooks_t0();
+    CUresult r;
+    bool pt = ga_entries[id].per_thread;
+    ga_hooks_plain_before(rt, true, hStream);
+    if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, hStream, &r))
+        r = GA_REAL(rt, id, cuMemcpyHtoDAsync_v2)(dstDevice, srcHost, ByteCount, hStream);
+    ga_hooks_plain_after(rt, r, hStream, pt, true);
+    GA_EACH(copy_done, GA_COPY_HTOD, ByteCount, since(t0), r);
+    return r;
+}

@@ -128,3 +128,58 @@ CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
     ga_work_end(rt, r, GA_NOSTREAM, false, true);
     return r;
 }
+
+/* Stream-ordered allocation: the features that keep the driver's pools are
+ * told first (they may adjust the pool before its first use); then the
+ * driver, with one retry after the features gave memory back on
+ * out-of-memory. Under capture the call reaches the graph untouched. */
+static CUresult alloc_async_common(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr,
+                                   size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{
+    bool pt = ga_entries[id].per_thread;
+    uint64_t t0 = ga_hooks_t0();
+    ga_flush(rt, GA_FLUSH_STREAM, hStream);
+    ga_work_begin(rt, true);
+    if (!ga_serving_off())
+        GA_EACH(alloc_async_begin, rt, pool, hStream, pt);
+    CUresult r = pool ? GA_REAL(rt, id, cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
+                      : GA_REAL(rt, id, cuMemAllocAsync)(dptr, bytesize, hStream);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !ga_serving_off() && GA_SERVE(reclaim, rt))
+        r = pool ? GA_REAL(rt, id, cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
+                 : GA_REAL(rt, id, cuMemAllocAsync)(dptr, bytesize, hStream);
+    ga_work_end(rt, r, hStream, pt, true);
+    GA_EACH(alloc_done, rt, r == CUDA_SUCCESS && dptr ? *dptr : 0, bytesize, since(t0), r);
+    return r;
+}
+
+CUresult ga_hook_alloc_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize,
+                             CUstream hStream)
+{
+    return alloc_async_common(rt, id, dptr, bytesize, NULL, hStream);
+}
+
+CUresult ga_hook_alloc_pool_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr,
+                                  size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{
+    if (!pool) /* the driver's own error for a NULL pool, through its own entry */
+        return GA_REAL(rt, id, cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream);
+    return alloc_async_common(rt, id, dptr, bytesize, pool, hStream);
+}
+
+CUresult ga_hook_pool_set_attr(const ga_rt_t *rt, ga_id_t id, CUmemoryPool pool,
+                               CUmemPool_attribute attr, void *value)
+{
+    CUresult r;
+    if (!GA_SERVE(pool_attr, rt, true, pool, attr, value, &r))
+        r = GA_REAL(rt, id, cuMemPoolSetAttribute)(pool, attr, value);
+    return r;
+}
+
+CUresult ga_hook_pool_get_attr(const ga_rt_t *rt, ga_id_t id, CUmemoryPool pool,
+                               CUmemPool_attribute attr, void *value)
+{
+    CUresult r;
+    if (!GA_SERVE(pool_attr, rt, false, pool, attr, value, &r))
+        r = GA_REAL(rt, id, cuMemPoolGetAttribute)(pool, attr, value);
+    return r;
+}

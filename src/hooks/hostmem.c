@@ -1,0 +1,45 @@
+/* hostmem.c - hooks for page-locked host memory: cuMemHostAlloc,
+ * cuMemAllocHost and cuMemFreeHost. Offered to the features that serve them
+ * (the pinned cache); otherwise the driver's call exactly as a plain entry
+ * point makes it (these may synchronize and map memory: writers). */
+#include "core/hooks.h"
+#include "hooks/dispatch.h"
+#include "tracking/streams.h"
+
+static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize,
+                           unsigned Flags)
+{
+    CUresult r;
+    ga_hooks_plain_before(rt, true, GA_NOSTREAM);
+    if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r)) {
+        r = id == GA_ID_cuMemAllocHost_v2 ? GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize)
+                                          : GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
+            r = id == GA_ID_cuMemAllocHost_v2
+                    ? GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize)
+                    : GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
+    }
+    ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}
+
+CUresult ga_hook_host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize,
+                            unsigned int Flags)
+{
+    return host_alloc(rt, id, pp, bytesize, Flags);
+}
+
+CUresult ga_hook_host_alloc_v2(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize)
+{
+    return host_alloc(rt, id, pp, bytesize, 0);
+}
+
+CUresult ga_hook_host_free(const ga_rt_t *rt, ga_id_t id, void *p)
+{
+    CUresult r;
+    ga_hooks_plain_before(rt, true, GA_NOSTREAM);
+    if (!GA_SERVE(host_free, rt, p, &r))
+        r = GA_REAL(rt, id, cuMemFreeHost)(p);
+    ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}
