@@ -1628,12 +1628,15 @@ static int cmd_advise(opts_t *o)
     add_row(&a, "native", true, 0);
     /* Tune without a table rewrites nothing: its row would time noise. */
     const char *table = getenv("GPUACCEL_TUNE_TABLE");
+    unsigned every = 0;
     for (int i = 0; i < N_FEATURES; i++)
-        if (strcmp(feature_vars[i], "GPUACCEL_TUNE") || (table && *table))
+        if (strcmp(feature_vars[i], "GPUACCEL_TUNE") || (table && *table)) {
             add_row(&a, features[i], false, 1u << i);
+            every |= 1u << i;
+        }
     add_row(&a, "defaults", false, safe_mask());
     a.rows[a.nrows - 1].set = "safe";
-    add_row(&a, "all", false, (1u << N_FEATURES) - 1);
+    add_row(&a, "all", false, every); /* every feature that can act here */
     fprintf(stderr, "gpuaccel advise: %u settings, %u runs each after a warm-up...\n",
             a.nrows, o->runs);
     rc = ab_measure(&a);

@@ -152,8 +152,10 @@ FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     return CUDA_SUCCESS;
 }
 
+static void pool_settle(void);
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
+    pool_settle();
     STICKY();
     CAPTURE_RULES(1, NULL, 0);
     return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
@@ -296,11 +298,15 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
     return CUDA_SUCCESS;
 }
 
+static unsigned host_allocs; /* cuMemHostAlloc calls, for fakecuda_host_allocs */
 FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
 {
     (void)flags;
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
+    if (!pp)
+        return CUDA_ERROR_INVALID_VALUE;
     *pp = malloc(n);
+    __atomic_fetch_add(&host_allocs, 1, __ATOMIC_RELAXED);
     return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -311,17 +317,19 @@ FAKE_EXPORT CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
+static size_t pool_kept_locked(void);
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
     size_t cap = env_size("FAKECUDA_MEM");
+    pthread_mutex_lock(&lock);
+    size_t kept = pool_kept_locked(); /* the memory pool's reserve is not free */
+    size_t live = live_bytes_locked() + kept;
+    pthread_mutex_unlock(&lock);
     if (!cap) {
-        *free_bytes = (size_t)8 << 30;
+        *free_bytes = ((size_t)8 << 30) - kept;
         *total = (size_t)16 << 30;
         return CUDA_SUCCESS;
     }
-    pthread_mutex_lock(&lock);
-    size_t live = live_bytes_locked();
-    pthread_mutex_unlock(&lock);
     *free_bytes = live < cap ? cap - live : 0;
     *total = cap;
     return CUDA_SUCCESS;
@@ -825,8 +833,17 @@ FAKE_EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
 
 static CUresult capture_wait(CUstream s, int pt);
 static void capture_stream_destroyed(CUstream s);
-FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s) { return capture_wait(s, 0); }
-FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return capture_wait(s, 1); }
+static void pool_settle(void);
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    pool_settle();
+    return capture_wait(s, 0);
+}
+FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
+{
+    pool_settle();
+    return capture_wait(s, 1);
+}
 FAKE_EXPORT CUresult cuStreamQuery(CUstream s) { return capture_wait(s, 0); }
 FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
@@ -1215,6 +1232,8 @@ FAKE_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode
     return CUDA_SUCCESS;
 }
 
+static void pool_note_locked(CUdeviceptr p, size_t n, int add);
+
 /* Stream-ordered allocation: in a capture, a memory node (the fake maps it at
  * once and keeps it); otherwise an allocation as any other. */
 FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t n, CUstream s)
@@ -1225,7 +1244,13 @@ FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t n, CUstream s)
     if (!dptr || stream_ok(s) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_VALUE;
     CAPTURE_RULES(0, s, 0);
-    return device_alloc(dptr, n ? n : 1);
+    CUresult r = device_alloc(dptr, n ? n : 1);
+    if (r == CUDA_SUCCESS) {
+        pthread_mutex_lock(&lock);
+        pool_note_locked(*dptr, n ? n : 1, 1);
+        pthread_mutex_unlock(&lock);
+    }
+    return r;
 }
 
 FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
@@ -1237,9 +1262,131 @@ FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
     pthread_mutex_lock(&lock);
     int c = capture_of_locked(s, 0);
     pthread_mutex_unlock(&lock);
-    if (c < 0 && dptr) /* a captured free happens when the graph runs: never, here */
+    if (c < 0 && dptr) { /* a captured free happens when the graph runs: never, here */
+        pthread_mutex_lock(&lock);
+        pool_note_locked(dptr, 0, 0);
+        pthread_mutex_unlock(&lock);
         return device_free(dptr);
+    }
     return CUDA_SUCCESS;
+}
+
+/* The device's one memory pool, as far as tests look at it: stream-ordered
+ * allocations count as used; what they freed stays reserved until a
+ * synchronization releases all but the release threshold (0 by default, as
+ * the driver's). The memory itself is the fake's ordinary allocations. */
+static struct {
+    cuuint64_t threshold, reserved, used;
+    CUdeviceptr ptr[1024];
+    size_t size[1024];
+} fake_pool; /* under lock */
+#define FAKE_POOL ((CUmemoryPool)&fake_pool)
+
+static void pool_note_locked(CUdeviceptr p, size_t n, int add)
+{
+    for (int i = 0; i < 1024; i++) {
+        if (add && !fake_pool.ptr[i]) {
+            fake_pool.ptr[i] = p, fake_pool.size[i] = n;
+            fake_pool.used += n;
+            if (fake_pool.reserved < fake_pool.used)
+                fake_pool.reserved = fake_pool.used;
+            return;
+        }
+        if (!add && p && fake_pool.ptr[i] == p) {
+            fake_pool.used -= fake_pool.size[i];
+            fake_pool.ptr[i] = 0;
+            return;
+        }
+    }
+}
+
+static size_t pool_kept_locked(void)
+{
+    return (size_t)(fake_pool.reserved - fake_pool.used);
+}
+
+static void pool_settle(void)
+{
+    pthread_mutex_lock(&lock);
+    cuuint64_t keep = fake_pool.reserved < fake_pool.threshold ? fake_pool.reserved
+                                                               : fake_pool.threshold;
+    fake_pool.reserved = keep > fake_pool.used ? keep : fake_pool.used;
+    pthread_mutex_unlock(&lock);
+}
+
+FAKE_EXPORT CUresult cuDeviceGetCount(int *count)
+{
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    if (!pool || dev != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pool = FAKE_POOL;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                           void *value)
+{
+    if (pool != FAKE_POOL || !value || attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    fake_pool.threshold = *(cuuint64_t *)value;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                           void *value)
+{
+    if (pool != FAKE_POOL || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    cuuint64_t v = attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD  ? fake_pool.threshold
+                   : attr == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT ? fake_pool.reserved
+                   : attr == CU_MEMPOOL_ATTR_USED_MEM_CURRENT ? fake_pool.used
+                                                               : (cuuint64_t)-1;
+    pthread_mutex_unlock(&lock);
+    if (v == (cuuint64_t)-1)
+        return CUDA_ERROR_INVALID_VALUE;
+    *(cuuint64_t *)value = v;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    if (pool != FAKE_POOL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    cuuint64_t k = fake_pool.reserved < keep ? fake_pool.reserved : keep;
+    fake_pool.reserved = k > fake_pool.used ? k : fake_pool.used;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t n, CUmemoryPool pool,
+                                             CUstream s)
+{
+    if (pool != FAKE_POOL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuMemAllocAsync(dptr, n, s);
+}
+
+/* Page-locked host memory: plain malloc, counted (fakecuda_host_allocs, for
+ * tests that check a cache spared the driver its calls). */
+FAKE_EXPORT unsigned fakecuda_host_allocs(void)
+{
+    return __atomic_load_n(&host_allocs, __ATOMIC_RELAXED);
+}
+
+FAKE_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t n)
+{
+    return cuMemHostAlloc(pp, n, 0);
 }
 
 /* cuGetProcAddress: what cudart does. Base name plus version picks the ELF
@@ -1260,6 +1407,14 @@ static const proc_t procs[] = {
     {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL},
     {"cuMemFree", (void *)cuMemFree_v2, NULL},
     {"cuMemGetInfo", (void *)cuMemGetInfo_v2, NULL},
+    {"cuMemHostAlloc", (void *)cuMemHostAlloc, NULL},
+    {"cuMemAllocHost", (void *)cuMemAllocHost_v2, NULL},
+    {"cuMemFreeHost", (void *)cuMemFreeHost, NULL},
+    {"cuMemAllocAsync", (void *)cuMemAllocAsync, NULL},
+    {"cuMemFreeAsync", (void *)cuMemFreeAsync, NULL},
+    {"cuDeviceGetDefaultMemPool", (void *)cuDeviceGetDefaultMemPool, NULL},
+    {"cuMemPoolSetAttribute", (void *)cuMemPoolSetAttribute, NULL},
+    {"cuMemPoolGetAttribute", (void *)cuMemPoolGetAttribute, NULL},
     {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
     {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
     {"cuMemcpyDtoHAsync", (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},

@@ -13,8 +13,8 @@ CP="$GA_BUILD/tests/progs/capture_prog"
 PTX="$GA_SRC/tests/progs/kernels.ptx"
 require_built "$CT"
 require_built "$HT"
-ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
-for feature in GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1 \
+ALL="GPUACCEL_POOL=1 GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
+for feature in GPUACCEL_POOL=1 GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1 \
     "$ALL" "$ALL GPUACCEL_PROFILE=$tmp/prof GPUACCEL_PROFILE_KERNELS=1"; do
     SHIM_ENV=$feature
     compare_runs "$CT"
@@ -33,7 +33,7 @@ done
 echo "$native_out" | grep -q 'past-end: no error' || fail "past-end reads fault natively"
 if [ -n "${GA_LIB_BEFORE:-}" ] && [ -f "$GA_LIB_BEFORE" ]; then
     echo "the same programs under the earlier library ($GA_LIB_BEFORE):"
-    for feature in GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1; do
+    for feature in GPUACCEL_POOL=1 GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1; do
         # shellcheck disable=SC2086
         out=$(env $feature LD_PRELOAD="$GA_LIB_BEFORE" "$CT" mixed 2>&1)
         echo "   capture_test mixed, $feature: exit $? $(echo "$out" | tr '\n' ' ' | cut -c1-160)"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bats
+# memory.bats - stream-ordered allocations (async_pool) and page-locked host
+# memory (pinned) on the fake driver: results as native, the driver's pool
+# keeps its memory between synchronizations while the program sees what it
+# would natively, and the pinned cache spares the driver its allocations.
+
+load helpers
+
+setup() {
+    setup_fake
+}
+
+@test "async_pool: the default pool keeps its memory; the program reads its own threshold and the same free memory" {
+    native_out=$(native "$PROGS/hostmem_prog" async 16)
+    echo "native: $native_out"
+    [[ "$native_out" == *"reserved=0"* ]]
+    run env GPUACCEL_ASYNC_POOL=1 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/hostmem_prog" async 16
+    echo "library: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    [[ "$output" == *"threshold=0"* ]]                  # as the program would read it
+    [[ "$output" == *"reserved=1048576"* ]]             # kept across the synchronizations
+    [ "$(echo "$output" | grep '^free=')" = "$(echo "$native_out" | grep '^free=')" ]
+    run env GPUACCEL_ASYNC_POOL=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/hostmem_prog" async 16
+    [ "$output" = "$native_out" ]
+}
+
+@test "async_pool: a threshold the program set is left alone" {
+    like_native GPUACCEL_ASYNC_POOL=1 -- "$PROGS/hostmem_prog" setfirst 8
+    [[ "$output" == *"threshold=12345"* ]]
+    [[ "$output" != *"keeps its memory"* ]]
+}
+
+@test "pinned: page-locked allocations reused by size class and flags, data intact" {
+    native_out=$(native "$PROGS/hostmem_prog" pinned 30)
+    [[ "$native_out" == *"driver_host_allocs=30"* ]]
+    run env GPUACCEL_PINNED=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/hostmem_prog" pinned 30
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    # four (size class, flags) pairs: 4096/0 (cuMemAllocHost too), 65536/portable,
+    # 5000->5120/0, 1 MiB/mapped; every other allocation is a reuse
+    [[ "$output" == *"driver_host_allocs=4"* ]]
+    [[ "$output" == *"pinned: 26 of 30 page-locked allocations served from the cache"* ]]
+    run env GPUACCEL_PINNED=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/hostmem_prog" pinned 30
+    [[ "$output" == *"driver_host_allocs=30"* ]]
+}
+
+@test "pinned: a limit of 0 keeps nothing; every allocation reaches the driver" {
+    run env GPUACCEL_PINNED=1 GPUACCEL_PINNED_LIMIT=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/hostmem_prog" pinned 12
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"driver_host_allocs=12"* ]]
+    [[ "$output" == *"bad=0"* ]]
+}
