@@ -27,9 +27,9 @@
     X(GPUACCEL_POOL, FEATURE, pool, "1", "", "serve cuMemAlloc/cuMemFree from a block cache") \
     X(GPUACCEL_POOL_LIMIT, LIMIT, pool_limit, "50%", "GPUACCEL_POOL", "bytes (K/M/G suffix) or percent of device memory the cache may hold") \
     X(GPUACCEL_POOL_POISON, BOOL, pool_poison, "0", "GPUACCEL_POOL", "1 fills reused blocks with 0xA5 (debug)") \
-    X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "1", "",                                    \
+    X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "0", "",                                    \
       "stream-ordered allocations keep the default pool's memory between synchronizations") \
-    X(GPUACCEL_PINNED, FEATURE, pinned, "1", "", "serve cuMemHostAlloc/cuMemFreeHost from a cache") \
+    X(GPUACCEL_PINNED, FEATURE, pinned, "0", "", "serve cuMemHostAlloc/cuMemFreeHost from a cache") \
     X(GPUACCEL_PINNED_LIMIT, SIZE, pinned_limit, "4G", "GPUACCEL_PINNED",                   \
       "most bytes of freed page-locked memory kept for reuse")                               \
     X(GPUACCEL_COALESCE, FEATURE, coalesce, "0", "", "serve small device-to-host reads from one transfer") \

@@ -1,0 +1,17 @@
+#!/bin/sh
+# hostmem.sh (GPU) - stream-ordered allocations and page-locked host memory on
+# a real GPU (hostmem_test.cu): the same answers as native with async_pool,
+# with pinned and with both, and each feature acted.
+. "${GA_SRC:-.}/tests/gpu/common.sh"
+require_gpu hostmem
+T="$GA_BUILD/tests/gpu/hostmem_test"
+require_built "$T"
+for feature in GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 \
+    "GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_POOL=1 GPUACCEL_LOG=info"; do
+    SHIM_ENV=$feature
+    compare_runs "$T"
+    echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"
+done
+echo "$SHIM_ERR" | grep -q 'default memory pool keeps its memory' || fail "async_pool never acted"
+echo "$SHIM_ERR" | grep -q 'pinned: [1-9][0-9]* of' || fail "pinned served nothing"
+echo "PASS: hostmem"
