@@ -9,6 +9,8 @@ require_built "$T"
 for feature in GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 \
     "GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_POOL=1 GPUACCEL_LOG=info"; do
     SHIM_ENV=$feature
+    # shellcheck disable=SC2086
+    env LD_PRELOAD="$GA_LIB" $feature "$T" 2>&1 | grep -v '^gpuaccel: calls' | sed 's/^/   first run: /'
     compare_runs "$T"
     echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"
 done
