@@ -160,7 +160,7 @@ ga() {
     [ "$status" -eq 0 ]
     run "$GA_TOOL" report "$T/none.json"
     [ "$status" -eq 2 ]
-    [[ "$output" == *"none.json: No such file or directory" ]]
+    [ "$output" = "gpuaccel: report: $T/none.json: no such file, and no profile of that name (NAME.json, NAME.PID.json, NAME.rankR.PID.json)" ]
     echo '{"schema":"x","nested":{"a":[1,{"b":"}"}]}}' > "$T/bad.json"
     run "$GA_TOOL" report "$T/bad.json"
     [ "$status" -eq 2 ]
