@@ -525,8 +525,9 @@ EOF
 
 @test "the man pages carry the version and release date configure set" {
     v=$("$GA_TOOL" --version | awk '{print $2}')
-    for page in "$GA_BUILD/man/gpuaccel.1" "$GA_BUILD/man/libgpuaccel.7"; do
-        head -3 "$page" | grep -Eq "^\.TH [A-Z]+ [17] \"[0-9]{4}-[0-9]{2}-[0-9]{2}\" \"libgpuaccel $v\"" ||
+    for page in "$GA_BUILD/man/gpuaccel.1" "$GA_BUILD/man/libgpuaccel.7" \
+        "$GA_BUILD"/man/gpuaccel-{tune,kernels,profile}.5; do
+        head -3 "$page" | grep -Eq "^\.TH [A-Z-]+ [157] \"[0-9]{4}-[0-9]{2}-[0-9]{2}\" \"libgpuaccel $v\"" ||
             { echo "$page: $(head -3 "$page")"; false; }
     done
 }
