@@ -4,7 +4,9 @@
  * Owns: finding the library, the GPUACCEL_* environment of the programs it
  * starts, and the A/B measurement (alternating runs, digest or file check,
  * table, JSON and SVG). Built from this file plus src/config.c and src/log.c
- * (for the table of variables); it never loads the library itself.
+ * (for the table of variables), and report.c, profiles.c and json.c (reading
+ * profiles back, merging several processes'); it never loads the library
+ * itself except to read its kernel table.
  * Exit codes (man/gpuaccel.1): 0 ok; 1 outputs differ or a run failed (run
  * and profile pass the command's own status through); 2 usage error, library
  * or report not found; 77 --require-gpu without a GPU; 126 command not
@@ -32,6 +34,8 @@
 
 #include "core/config.h"
 #include "features/profile/format.h"
+#include "profiles.h"
+#include "report.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -55,7 +59,10 @@ static const command_help_t command_helps[] = {
     {"tune", "[-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] [--] CMD",
      "run CMD once under the tuner; write the configurations it proved\n"
      "          bit-identical and faster (default FILE: gpuaccel-tune.table)"},
-    {"report", "FILE.json", "print the human-readable report of a profile again"},
+    {"report", "[--json] NAME | FILE.json...",
+     "print a profile's report again; NAME (as given to profile -o) merges\n"
+     "          every process's profile of that run (NAME.json, NAME.PID.json,\n"
+     "          NAME.rankR.PID.json), as do several FILEs; --json: the merged view as JSON"},
     {"ab", "[-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE]\n"
      "          [--check-digest REGEX] [--check-file PATH] [--json] [--svg FILE] [--require-gpu]\n"
      "          [--export-json FILE] [--export-csv FILE] [--export-markdown FILE]\n"
@@ -489,32 +496,67 @@ static bool fresh(const char *path, time_t since)
     return stat(path, &st) == 0 && st.st_mtime >= since;
 }
 
-/* The files the run wrote: FILE.* and, for child processes, FILE.<pid>.*. */
+/* The files the run wrote: FILE.* and, for other processes, FILE.<pid>.* or
+ * FILE.rank<R>.<pid>.* (pf_find_run). */
 static void list_profiles(const char *out, time_t since)
 {
-    char pat[PATH_MAX + 16], main_json[PATH_MAX + 16];
+    char main_json[PATH_MAX + 16], **files = NULL;
     snprintf(main_json, sizeof main_json, "%s.json", out);
-    if (fresh(main_json, since))
+    bool have_main = fresh(main_json, since);
+    if (have_main)
         fprintf(stderr, "gpuaccel: profile: %s.txt (report), %s.json, %s.trace.json (open in "
                         "https://ui.perfetto.dev)\n", out, out, out);
-    snprintf(pat, sizeof pat, "%s.[0-9]*.json", out);
-    glob_t g;
-    if (glob(pat, 0, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++) {
-            const char *p = g.gl_pathv[i];
-            size_t n = strlen(p);
-            if (n > 11 && !strcmp(p + n - 11, ".trace.json"))
-                continue;
-            if (fresh(p, since))
-                fprintf(stderr, "gpuaccel: profile of another process: %.*s.{txt,json,trace.json}\n",
-                        (int)(n - 5), p);
-        }
-        globfree(&g);
+    int n = pf_find_run(out, &files), others = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(files[i]);
+        if (strcmp(files[i], main_json) && fresh(files[i], since) && ++others)
+            fprintf(stderr, "gpuaccel: profile of another process: %.*s.{txt,json,trace.json}\n",
+                    (int)(len - 5), files[i]);
     }
-    if (!fresh(main_json, since))
+    if (n > 0)
+        pf_free_list(files, n);
+    if (others + have_main > 1)
+        fprintf(stderr, "gpuaccel: profile: gpuaccel report %s merges the %d profiles of this "
+                        "run\n", out, others + have_main);
+    else if (others)
+        fprintf(stderr, "gpuaccel: profile: gpuaccel report %s prints its report\n", out);
+    else if (!have_main)
         fprintf(stderr, "gpuaccel: no profile was written to %s.json: the command made no CUDA "
                         "call through the library (or exited without exit(), e.g. by _exit)\n",
                 out);
+}
+
+/* Removes the three files of the profile whose JSON is `json` (STEM.json). */
+static void unlink_profile(const char *json)
+{
+    static const char *const ext[] = {".json", ".txt", ".trace.json"};
+    size_t len = strlen(json);
+    for (unsigned k = 0; len > 5 && k < 3; k++) {
+        char p[PATH_MAX + 16];
+        snprintf(p, sizeof p, "%.*s%s", (int)(len - 5), json, ext[k]);
+        unlink(p);
+    }
+}
+
+/* Other processes' profiles of an earlier run under `base`: an error, or with
+ * --force removed (with their .txt and .trace.json), so that what report
+ * merges afterwards is this run's. */
+static int check_process_files(const char *base, bool force)
+{
+    char **files = NULL;
+    int n = pf_find_run(base, &files), rc = EX_OK;
+    for (int i = 0; i < n && rc == EX_OK; i++) {
+        if (!pf_is_process_file(base, files[i]))
+            continue;
+        if (force)
+            unlink_profile(files[i]);
+        else
+            rc = usage_error("-o %s: %s is there, from an earlier run (--force removes the "
+                             "profiles of that run)", base, files[i]);
+    }
+    if (n > 0)
+        pf_free_list(files, n);
+    return rc;
 }
 
 /* gpuaccel tune: the program runs once under the tuner, every other feature
@@ -609,6 +651,8 @@ static int cmd_profile(opts_t *o)
         if (o->force) /* so that what is there afterwards is this run's */
             unlink(file);
     }
+    if ((rc = check_process_files(base, o->force)) != EX_OK)
+        return rc;
     const char *out = base;
     time_t since = time(NULL) - 1;
     pid_t pid = fork();
@@ -630,77 +674,6 @@ static int cmd_profile(opts_t *o)
     return exec_status(status);
 }
 
-/* -- just enough JSON to take one string out of a profile -- */
-static const char *skip_ws(const char *s)
-{
-    while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
-        s++;
-    return s;
-}
-
-/* Decodes the string at *s (which starts at its quote) into out (may be NULL). */
-static const char *json_string(const char *s, FILE *out)
-{
-    if (*s++ != '"')
-        return NULL;
-    for (; *s && *s != '"'; s++) {
-        char c = *s;
-        if (c == '\\') {
-            c = *++s;
-            if (c == 'n')
-                c = '\n';
-            else if (c == 't')
-                c = '\t';
-            else if (c == 'r')
-                c = '\r';
-            else if (c == 'b' || c == 'f')
-                c = ' ';
-            else if (c == 'u') {
-                unsigned v = 0;
-                for (int i = 0; i < 4 && s[1]; i++) {
-                    char h = *++s;
-                    v = v * 16 + (unsigned)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
-                }
-                c = v < 128 ? (char)v : '?';
-            } else if (!c) {
-                return NULL;
-            }
-        }
-        if (out)
-            fputc(c, out);
-    }
-    return *s == '"' ? s + 1 : NULL;
-}
-
-static const char *json_skip(const char *s, int depth)
-{
-    s = skip_ws(s);
-    if (*s == '"')
-        return json_string(s, NULL);
-    if (*s != '{' && *s != '[') {
-        while (*s && !strchr(",}] \n\t\r", *s))
-            s++;
-        return s;
-    }
-    if (depth > 64)
-        return NULL;
-    char close = *s == '{' ? '}' : ']';
-    s = skip_ws(s + 1);
-    while (s && *s && *s != close) {
-        if (close == '}') {
-            s = json_string(skip_ws(s), NULL);
-            s = s ? skip_ws(s) : NULL;
-            if (!s || *s++ != ':')
-                return NULL;
-        }
-        s = json_skip(s, depth + 1);
-        s = s ? skip_ws(s) : NULL;
-        if (s && *s == ',')
-            s = skip_ws(s + 1);
-    }
-    return s && *s == close ? s + 1 : NULL;
-}
-
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -718,44 +691,32 @@ static char *slurp(const char *path)
     return b;
 }
 
+/* report [--json] BASE | FILE.json...: options anywhere before "--". */
 static int cmd_report(int argc, char **argv)
 {
-    if (argc != 1 || argv[0][0] == '-') {
-        if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
-            return help_of("report");
-        return usage_error("%s", "report takes one argument: FILE.json");
+    bool json = false, opts = true;
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    int n = 0;
+    for (int i = 0; args && i < argc; i++) {
+        const char *a = argv[i];
+        if (opts && (!strcmp(a, "--help") || !strcmp(a, "-h")))
+            return free(args), help_of("report");
+        if (opts && !strcmp(a, "--json"))
+            json = true;
+        else if (opts && !strcmp(a, "--"))
+            opts = false;
+        else if (opts && a[0] == '-' && a[1])
+            return free(args), usage_error("report: unknown option '%s'", a);
+        else
+            args[n++] = argv[i];
     }
-    char path[PATH_MAX + 8];
-    snprintf(path, sizeof path, "%s", argv[0]);
-    if (!readable(path)) /* FILE as given to profile -o */
-        snprintf(path, sizeof path, "%s.json", argv[0]);
-    char *text = slurp(path);
-    if (!text)
-        return die(EX_USAGE, "%s: %s", argv[0], strerror(errno));
-    const char *s = skip_ws(text);
-    int rc = EX_USAGE;
-    if (*s == '{')
-        for (s = skip_ws(s + 1); s && *s == '"';) {
-            bool is_text = !strncmp(s, "\"text\"", 6);
-            s = json_string(s, NULL);
-            s = s ? skip_ws(s) : NULL;
-            if (!s || *s++ != ':')
-                break;
-            s = skip_ws(s);
-            if (is_text && *s == '"') {
-                fflush(stderr);
-                rc = json_string(s, stdout) ? EX_OK : EX_USAGE;
-                break;
-            }
-            s = json_skip(s, 0);
-            s = s ? skip_ws(s) : NULL;
-            if (s && *s == ',')
-                s = skip_ws(s + 1);
-        }
-    free(text);
-    return rc == EX_OK ? EX_OK
-                       : die(rc, "%s: not a gpuaccel profile (no \"text\" string in a JSON "
-                                 "object)", path);
+    if (!args)
+        return die(EX_FAIL, "out of memory");
+    int rc = n ? report_main(args, n, json)
+               : usage_error("%s", "report takes a profile's name (as given to profile -o or "
+                                   "GPUACCEL_PROFILE) or FILE.json...");
+    free(args);
+    return rc;
 }
 
 /* gpuaccel kernels list | verify [ARGS]: what the library ships, and the
@@ -1488,9 +1449,8 @@ static void mask_names(unsigned mask, bool on, char *buf, size_t cap)
  * report says could help. Its lines go to stderr: advise's progress. */
 static void advise_profile(const ab_t *a)
 {
-    char base[64], txt[80];
+    char base[64], txt[PATH_MAX + 16];
     snprintf(base, sizeof base, "/tmp/gpuaccel-advise.%d", (int)getpid());
-    snprintf(txt, sizeof txt, "%s.txt", base);
     fprintf(stderr, "gpuaccel advise: profiling the command once...\n");
     pid_t pid = fork();
     if (pid == 0) {
@@ -1508,14 +1468,17 @@ static void advise_profile(const ab_t *a)
     int status;
     if (pid < 0 || waitpid(pid, &status, 0) < 0)
         return;
-    FILE *f = fopen(txt, "r");
-    if (!f) {
+    /* BASE.txt, or the first process's own where a launcher's rank named it */
+    char **files = NULL;
+    int n = pf_find_run(base, &files);
+    if (n > 0)
+        snprintf(txt, sizeof txt, "%.*s.txt", (int)(strlen(files[0]) - 5), files[0]);
+    FILE *f = n > 0 ? fopen(txt, "r") : NULL;
+    if (!f)
         fprintf(stderr, "gpuaccel advise: no profile came back (did the command use CUDA?)\n");
-        return;
-    }
     char line[512];
     bool in = false;
-    while (fgets(line, sizeof line, f)) {
+    while (f && fgets(line, sizeof line, f)) {
         if (!strncasecmp(line, "opportunities", 13) || strstr(line, "OPPORTUNITIES"))
             in = true;
         else if (in && line[0] != ' ' && line[0] != '-' && line[0] != '\n')
@@ -1523,13 +1486,12 @@ static void advise_profile(const ab_t *a)
         if (in)
             fprintf(stderr, "  %s", line);
     }
-    fclose(f);
-    static const char *const ext[] = {".txt", ".json", ".trace.json"};
-    for (unsigned i = 0; i < 3; i++) {
-        char p[96];
-        snprintf(p, sizeof p, "%s%s", base, ext[i]);
-        unlink(p);
-    }
+    if (f)
+        fclose(f);
+    for (int i = 0; i < n; i++)
+        unlink_profile(files[i]);
+    if (n > 0)
+        pf_free_list(files, n);
 }
 
 /* Did row r beat native beyond the run-to-run spread? It must win every

@@ -3,6 +3,10 @@
 # AM_TESTS_ENVIRONMENT exports GA_LIB, GA_BUILD, GA_SRC and GA_CC.
 
 setup_fake() {
+    # A launcher's rank names profiles PATH.rank<R>.<pid>.*: the tests set it themselves.
+    unset RANK WORLD_SIZE LOCAL_RANK OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE \
+        OMPI_COMM_WORLD_LOCAL_RANK PMI_RANK PMI_SIZE MPI_LOCALRANKID SLURM_PROCID SLURM_NTASKS \
+        SLURM_LOCALID
     FAKE_DIR="$GA_BUILD/tests/fake"
     PROGS="$GA_BUILD/tests/progs"
     PTX="$GA_SRC/tests/progs/kernels.ptx"

@@ -176,3 +176,15 @@ os.waitpid(pid, 0); print(pid)"
     check_files "$T/multi.$other"
     [ ! -e "$T/multi.owner" ]
 }
+
+@test "a process with a rank: PATH.rank<R>.<pid>.*, valid against the schema (gpuaccel-profile/2)" {
+    command -v python3 >/dev/null || skip "no python3"
+    run env RANK=3 WORLD_SIZE=4 GPUACCEL_PROFILE="$T/r" LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    f=$(ls "$T"/r.rank3.*[0-9].json)
+    [ -n "$f" ] && [ "$(echo "$f" | wc -l)" -eq 1 ]
+    check_files "${f%.json}"
+    [ ! -e "$T/r.json" ] && [ ! -e "$T/r.owner" ]
+    [ "$(py "${f%.json}" 'd["schema"], d["job"]["world_size"]')" = "gpuaccel-profile/2 4" ]
+}

@@ -118,10 +118,20 @@ typedef struct gpu_ev {
     uint64_t ts, dur;
 } gpu_ev_t;
 
+/* The process's place in a multi-process job (job.c). */
+typedef struct prof_job {
+    bool ranked;               /* a launcher's rank variable was set */
+    const char *rank_variable; /* which one (RANK, OMPI_COMM_WORLD_RANK, ...) */
+    int64_t rank;
+    int64_t world_size, local_rank; /* -1: not set */
+} prof_job_t;
+
 typedef struct prof {
-    char path[4096];  /* the files' prefix */
+    char base[4096];  /* GPUACCEL_PROFILE made absolute: every process's prefix */
+    char path[4096];  /* this process's files' prefix: base, or base.<pid> ... */
     char claim[4200]; /* PATH.owner while this process owns PATH */
     bool owner;
+    prof_job_t job;
     char command[1024];
     unsigned graph_min;
     uint64_t t_base;
@@ -272,10 +282,19 @@ void ga_prof_json_body(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS],
 /* write_trace.c: FILE.trace.json (Chrome trace-event format). */
 void ga_prof_trace_body(ga_out_t *o);
 
+/* ---- job.c: the process's place in a multi-process job --------------------------- */
+/* Its rank, world size and local rank from the launchers' variables (init). */
+void ga_prof_read_job(prof_job_t *j);
+
+/* p->path = p->base plus this process's own part: .rank<R>.<pid> when p->job
+ * has a rank, else .<pid>. */
+void ga_prof_own_path(prof_t *p);
+
 /* ---- output.c: where the files go, and when they are written --------------------- */
 bool ga_prof_absolute_base(const char *cfg, char *out, size_t cap);
-void ga_prof_claim_path(prof_t *p, const char *base);
-void ga_prof_set_pid_path(prof_t *p, const char *base);
+/* p->path from p->base and p->job: a ranked process its own path; otherwise
+ * base itself if no live process has claimed it (PATH.owner), else its own. */
+void ga_prof_claim_path(prof_t *p);
 void ga_prof_install_signals(void);
 
 /* A fresh state may write its files again (init, fork child). */

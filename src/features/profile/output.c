@@ -1,8 +1,8 @@
 /* output.c - where the profile's files go and when they are written: the path
  * (claimed with PATH.owner when several processes share one GPUACCEL_PROFILE,
- * PATH.<pid> otherwise), the write itself (once: at exit, or from the
- * SIGINT/SIGTERM handlers it installs when the program has none), and the
- * staging buffer the files are written through.
+ * PATH.<pid> otherwise; PATH.rank<R>.<pid> in a job, job.c), the write itself
+ * (once: at exit, or from the SIGINT/SIGTERM handlers it installs when the
+ * program has none), and the staging buffer the files are written through.
  *
  * Owns: the written-once flag, the staging buffer, the signal handlers, the
  * claim file.
@@ -177,20 +177,6 @@ static bool pid_alive(pid_t pid)
     return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-/* PATH.<pid>: this process's own files. */
-void ga_prof_set_pid_path(prof_t *p, const char *base)
-{
-    char *d = p->path;
-    size_t n = strlen(base);
-    if (n > sizeof p->path - 24)
-        n = sizeof p->path - 24;
-    memcpy(d, base, n);
-    d[n++] = '.';
-    ga_out_t o = {-1, d + n, 20, 0, false};
-    ga_out_u(&o, (uint64_t)getpid());
-    d[n + o.len] = '\0';
-}
-
 /* Create PATH.owner holding this process's pid: true if PATH is now ours. */
 static bool take_claim(const prof_t *p)
 {
@@ -207,12 +193,15 @@ static bool take_claim(const prof_t *p)
 
 /* Several processes may share one GPUACCEL_PROFILE (a launcher that execs its
  * workers): the first claims PATH with PATH.owner; while it lives, the others
- * write PATH.<pid>.*. A claim left by a dead process is taken over. */
-void ga_prof_claim_path(prof_t *p, const char *base)
+ * write PATH.<pid>.*. A claim left by a dead process is taken over. A process
+ * with a rank (job.c) claims nothing: it writes PATH.rank<R>.<pid>.*, so the
+ * ranks of a job never race for PATH. */
+void ga_prof_claim_path(prof_t *p)
 {
+    const char *base = p->base;
     int len = snprintf(p->claim, sizeof p->claim, "%s.owner", base);
-    if (len < 0 || (size_t)len >= sizeof p->claim) {
-        ga_prof_set_pid_path(p, base);
+    if (p->job.ranked || len < 0 || (size_t)len >= sizeof p->claim) {
+        ga_prof_own_path(p);
         return;
     }
     for (int tries = 0; tries < 2; tries++) {
@@ -226,12 +215,8 @@ void ga_prof_claim_path(prof_t *p, const char *base)
         pid_t other = r > 0 ? (pid_t)atoi(b) : 0;
         if (other == getpid())
             break; /* ours already (profiling started over) */
-        if (fd < 0 && errno != ENOENT) {
-            ga_prof_set_pid_path(p, base);
-            return;
-        }
-        if (pid_alive(other)) {
-            ga_prof_set_pid_path(p, base);
+        if ((fd < 0 && errno != ENOENT) || pid_alive(other)) {
+            ga_prof_own_path(p);
             return;
         }
         unlink(p->claim); /* stale: its process is gone */

@@ -8,7 +8,8 @@
  * they share): recorder.c (the events' tables), ktime.c (kernel timing with
  * events), trace.c (driver-call spans), analysis.c (what would help),
  * write_text.c, write_json.c and write_trace.c (the three files), format.c
- * (their formatter) and output.c (paths, signals, the write).
+ * (their formatter), job.c (the rank in a multi-process job) and output.c
+ * (paths, signals, the write).
  *
  * Owns: the state (ga_prof), its lock and generation; the thread id cache.
  * Must never: call the driver while holding ga_prof_lock; free a state a
@@ -18,7 +19,6 @@
 #include "features/profile/internal.h"
 
 #include <fcntl.h>
-#include <stdio.h> /* snprintf at init and fork only: the writer does its own formatting */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -84,15 +84,15 @@ void ga_profile_init(const ga_rt_t *rt)
     const char *cfg = rt->cfg.profile;
     if (!cfg || !*cfg)
         return;
-    char base[4096];
     prof_t *p = calloc(1, sizeof *p);
-    if (!p || !ga_prof_absolute_base(cfg, base, sizeof base)) {
+    if (!p || !ga_prof_absolute_base(cfg, p->base, sizeof p->base)) {
         ga_warn("GPUACCEL_PROFILE='%s': %s; not profiling", cfg,
                 p ? "path too long" : "out of memory");
         free(p);
         return;
     }
-    ga_prof_claim_path(p, base);
+    ga_prof_read_job(&p->job);
+    ga_prof_claim_path(p);
     p->graph_min = rt->cfg.graph_min ? rt->cfg.graph_min : 5;
     read_command(p);
     ga_prof_resolve_timing(p, rt);
@@ -104,32 +104,22 @@ void ga_profile_init(const ga_rt_t *rt)
     ga_debug("profiling to %s.{txt,json,trace.json}; kernel timing %s", p->path, p->knote);
 }
 
-/* The prefix the parent's files were claimed under. */
-static void shared_prefix(char *base, size_t cap)
-{
-    snprintf(base, cap, "%s", ga_prof->owner ? ga_prof->path : ga_prof->claim);
-    if (!ga_prof->owner) { /* PATH.<ppid>: strip back to the shared prefix via the claim */
-        size_t n = strlen(base);
-        if (n > 6)
-            base[n - 6] = '\0'; /* drop ".owner" */
-    }
-}
-
-/* The child profiles itself into PATH.<pid>: nothing of the parent's carries
- * over (its events belong to the parent's contexts). */
+/* The child profiles itself into PATH.<pid> (PATH.rank<R>.<pid> in a job, the
+ * parent's rank): nothing of the parent's carries over (its events belong to
+ * the parent's contexts). */
 static void fork_child(void)
 {
     if (!ga_profiling)
         return;
-    char base[sizeof ga_prof->claim];
-    shared_prefix(base, sizeof base);
     /* A fresh state, not a memset: the parent's pages stay shared, untouched. */
     prof_t *p = calloc(1, sizeof *p);
     if (!p) {
         ga_profiling = false;
         return;
     }
-    ga_prof_set_pid_path(p, base);
+    memcpy(p->base, ga_prof->base, sizeof p->base);
+    p->job = ga_prof->job;
+    ga_prof_own_path(p);
     memcpy(p->command, ga_prof->command, sizeof p->command);
     p->graph_min = ga_prof->graph_min;
     p->ktiming = false; /* the parent's events are not the child's */

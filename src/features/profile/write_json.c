@@ -1,6 +1,7 @@
 /* write_json.c - FILE.json, the profile for programs (doc/profile-schema.json:
  * a change here changes the schema): the opportunities, entry points, copies,
- * allocations, kernels, sequences and counters, and the text report.
+ * allocations, kernels, sequences and counters, and the text report; in a
+ * ranked process (job.c) also its place in the job, under schema /2.
  *
  * Owns: the JSON's keys and their order.
  * Must never: allocate, use stdio or take a lock (it runs inside the write,
@@ -151,12 +152,31 @@ static void json_counters(ga_out_t *o)
     ga_out_s(o, "]");
 }
 
+/* "job": the rank and what else the launcher said. Only in a ranked process,
+ * whose file says gpuaccel-profile/2 (/1 has no "job"). */
+static void json_job(ga_out_t *o)
+{
+    const prof_job_t *j = &ga_prof->job;
+    ga_out_key(o, "job", false), ga_out_s(o, "{");
+    ga_out_key(o, "rank_variable", true), ga_out_js(o, j->rank_variable);
+    ga_out_ku(o, "rank", (uint64_t)j->rank);
+    if (j->world_size >= 0)
+        ga_out_ku(o, "world_size", (uint64_t)j->world_size);
+    if (j->local_rank >= 0)
+        ga_out_ku(o, "local_rank", (uint64_t)j->local_rank);
+    ga_out_s(o, "}");
+}
+
 void ga_prof_json_body(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS],
                        bool from_signal)
 {
-    ga_out_s(o, "{"), ga_out_key(o, "schema", true), ga_out_js(o, "gpuaccel-profile/1");
+    bool ranked = ga_prof->job.ranked;
+    ga_out_s(o, "{"), ga_out_key(o, "schema", true);
+    ga_out_js(o, ranked ? "gpuaccel-profile/2" : "gpuaccel-profile/1");
     ga_out_key(o, "library_version", false), ga_out_js(o, PACKAGE_VERSION);
     ga_out_ku(o, "pid", (uint64_t)getpid());
+    if (ranked)
+        json_job(o);
     ga_out_key(o, "command", false), ga_out_js(o, ga_prof->command);
     ga_out_ku(o, "wall_ns", s->wall);
     ga_out_key(o, "written_on", false), ga_out_js(o, from_signal ? "signal" : "exit");

@@ -204,6 +204,11 @@ void ga_prof_build_text(const summary_t *s, const opp_t ops[N_OPPS], bool from_s
 {
     ga_out_t o = {-1, ga_prof->text, TEXT_CAP - 64, 0, false};
     ga_out_s(&o, "gpuaccel profile: pid "), ga_out_u(&o, ga_prof->pid);
+    if (ga_prof->job.ranked) {
+        ga_out_s(&o, ", rank "), ga_out_u(&o, (uint64_t)ga_prof->job.rank);
+        if (ga_prof->job.world_size >= 0)
+            ga_out_s(&o, " of "), ga_out_u(&o, (uint64_t)ga_prof->job.world_size);
+    }
     ga_out_s(&o, ", "), ga_out_dur(&o, s->wall);
     ga_out_s(&o, from_signal ? " profiled, stopped by a signal\n" : " profiled\n");
     ga_out_s(&o, "command: "), ga_out_s(&o, ga_prof->command), ga_out_s(&o, "\n");
