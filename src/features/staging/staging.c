@@ -53,9 +53,12 @@
  *     driver, whose own copy answers; after that, the driver's code returns.
  *
  * Capture and fork: every driver call of a staged copy (pinned allocation,
- * event waits) runs inside ga_own_calls_enter/leave, so none overlaps a
- * capture; a fork child starts with no engines (pinned memory and events
- * belong to the parent's CUDA, helpers to the parent's threads).
+ * event waits) runs inside one ga_own_calls_enter/leave stretch, so none
+ * overlaps a capture; a capture another thread begins meanwhile waits for the
+ * copy to end (the stretch holds event waits, so it may last as long as the
+ * stream's earlier work: natively such a copy would have invalidated a global
+ * capture instead). A fork child starts with no engines (pinned memory and
+ * events belong to the parent's CUDA, helpers to the parent's threads).
  *
  * Owns: the engines: binding to contexts under `lock`, everything else under
  * each engine's `use`, held (by trylock) for a whole staged copy.
