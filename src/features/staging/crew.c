@@ -20,6 +20,7 @@
 #include "features/staging/crew.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 
@@ -50,8 +51,15 @@ static uint64_t take_pieces(ga_crew_t *c)
 {
     for (;;) {
         uint64_t cl = atomic_load_explicit(&c->claim, memory_order_acquire);
+        uint64_t lim = atomic_load_explicit(&c->limit, memory_order_acquire);
+        /* The piece count must be this job's: the owner writes the next job's
+         * count before its claim word, so a count read beside an older claim
+         * word can be the next job's (and a claim on the old word would then
+         * succeed, for a piece of no job). */
+        if (lim >> 32 != cl >> 32)
+            continue;
         unsigned i = (unsigned)cl;
-        if (i >= atomic_load_explicit(&c->npieces, memory_order_relaxed))
+        if (i >= (unsigned)lim)
             return cl;
         if (!atomic_compare_exchange_weak_explicit(&c->claim, &cl, cl + 1, memory_order_acq_rel,
                                                    memory_order_acquire))
@@ -160,12 +168,17 @@ void ga_crew_copy(ga_crew_t *c, void *dst, const void *src, size_t n)
     atomic_store_explicit(&c->src, (uintptr_t)src, memory_order_relaxed);
     atomic_store_explicit(&c->len, n, memory_order_relaxed);
     atomic_store_explicit(&c->piece, piece, memory_order_relaxed);
-    atomic_store_explicit(&c->npieces, np, memory_order_relaxed);
     atomic_store_explicit(&c->done, 0, memory_order_relaxed);
     uint64_t gen = (atomic_load(&c->claim) >> 32) + 1;
+    atomic_store(&c->limit, gen << 32 | np);
     atomic_store(&c->claim, gen << 32); /* posted: the fields above go with it */
     wake_sleepers(c);
     (void)take_pieces(c);
-    while (atomic_load_explicit(&c->done, memory_order_acquire) < np)
-        relax();
+    /* The last pieces end within microseconds of each other, unless a helper
+     * lost its CPU: then give ours away rather than spin it out. */
+    for (unsigned k = 1; atomic_load_explicit(&c->done, memory_order_acquire) < np; k++)
+        if (k < 4096)
+            relax();
+        else
+            sched_yield();
 }

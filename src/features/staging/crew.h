@@ -31,13 +31,15 @@ typedef struct ga_crew {
      * piece with a compare-and-swap, so one still looking at a finished job
      * can never take a piece of the next one. */
     _Atomic uint64_t claim;
+    /* (generation << 32) | pieces of that job: a piece count is trusted only
+     * beside a claim word of the same generation. */
+    _Atomic uint64_t limit;
     _Atomic unsigned done; /* pieces of the current job finished */
     /* The current job, written by the owner before it bumps the generation
      * (atomics only so that a late reader is not a data race: a reader acts
      * on them only after its claim succeeded, which proves them current). */
     _Atomic uintptr_t dst, src;
     _Atomic size_t len, piece;
-    _Atomic unsigned npieces;
     _Atomic uint64_t alarm;   /* bumped to wake sleeping helpers early */
     _Atomic unsigned sleepers;
     unsigned started;         /* helpers running; owner's only */

@@ -298,15 +298,14 @@ static void free_ring(const ga_rt_t *rt, engine_t *e, unsigned nev)
 }
 
 /* The ring of pinned slots and their events, in the current context (the
- * engine's), made at first use. Portable: pinned for every context. */
+ * engine's), made at first use and kept (the chunk size never changes in a
+ * process). Portable: pinned for every context. */
 static bool ensure_ring(const ga_rt_t *rt, engine_t *e, size_t chunk)
 {
-    if (e->ready && e->chunk == chunk)
+    if (e->ready)
         return true;
     __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
     __typeof__(&cuEventCreate) create = GA_REAL(rt, GA_ID_cuEventCreate, cuEventCreate);
-    if (e->ready)
-        free_ring(rt, e, N_SLOTS);
     if (!halloc || !create ||
         halloc(&e->ring, (size_t)N_SLOTS * chunk, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
         e->ring = NULL;
