@@ -35,6 +35,14 @@
     X(GPUACCEL_COALESCE, FEATURE, coalesce, "0", "", "serve small device-to-host reads from one transfer") \
     X(GPUACCEL_COALESCE_MAX, SIZE, coalesce_max, "256", "GPUACCEL_COALESCE", "largest read served from a window, bytes") \
     X(GPUACCEL_COALESCE_WINDOW, SIZE, coalesce_window, "64K", "GPUACCEL_COALESCE", "initial window size, bytes") \
+    X(GPUACCEL_STAGING, FEATURE, staging, "0", "",                                         \
+      "copy large pageable host buffers through pinned buffers, with several threads")      \
+    X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                     \
+      "smallest copy staged, bytes")                                                        \
+    X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",                 \
+      "largest piece staged at a time, bytes (4 pinned buffers of it per engine)")          \
+    X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",              \
+      "threads that copy host memory, the caller included; 0: half the CPUs, 8 at most")   \
     X(GPUACCEL_GRAPHS, FEATURE, graphs, "0", "", "replay repeated launch sequences as CUDA graphs") \
     X(GPUACCEL_GRAPH_MIN, UINT, graph_min, "5", "GPUACCEL_GRAPHS", "fewest kernels in a sequence worth a graph") \
     X(GPUACCEL_GRAPH_CACHE, UINT, graph_cache, "64", "GPUACCEL_GRAPHS", "most graphs kept instantiated") \

@@ -185,7 +185,7 @@ ga() {
     ! echo "$output" | grep -q '^all '
     run ga ab -n 1 --per-feature -- true
     [ "$status" -eq 0 ]
-    for f in native pool async_pool pinned coalesce graphs tune kernels all; do echo "$output" | grep -q "^$f "; done
+    for f in native pool async_pool pinned coalesce staging graphs tune kernels all; do echo "$output" | grep -q "^$f "; done
     echo "$output" | grep -q 'not checked'
 }
 
@@ -197,7 +197,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["runs"] == 2 and d["check"] == {"kind": "digest", "pattern": "result"}, d
 assert len(d["native"]["times_s"]) == 2
-assert [r["feature"] for r in d["rows"]][-8:] == ["graphs", "kernels", "tune", "pool", "async_pool", "pinned", "coalesce", "all"]
+assert [r["feature"] for r in d["rows"]][-9:] == ["graphs", "kernels", "tune", "pool", "async_pool", "pinned", "coalesce", "staging", "all"]
 for r in d["rows"]:
     assert r["outputs_agree"] is True and r["speedup_min"] <= r["speedup_max"]
     assert r["min_s"] <= r["median_s"] <= r["max_s"]
@@ -217,7 +217,7 @@ EOF
     if [ ! -e /dev/nvidiactl ]; then grep -q 'NO GPU' "$T/ab.svg"; fi
     grep -q '^<svg xmlns="http://www.w3.org/2000/svg"' "$T/ab.svg"
     grep -q '1.0x = native' "$T/ab.svg"
-    [ "$(grep -c '<rect x="150"' "$T/ab.svg")" -eq 8 ] # one bar a row (legend swatches sit at the left edge)
+    [ "$(grep -c '<rect x="150"' "$T/ab.svg")" -eq 9 ] # one bar a row (legend swatches sit at the left edge)
     if command -v python3 >/dev/null; then
         python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/ab.svg"
     fi
@@ -419,7 +419,7 @@ EOF
     run ga advise -n 2 --check-digest result --write "$T/adv.conf" -- "$PROGS/door_getproc" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
-    for row in native pool async_pool pinned coalesce graphs kernels defaults all; do
+    for row in native pool async_pool pinned coalesce staging graphs kernels defaults all; do
         echo "$output" | grep -Eq "^$row +[0-9.]+ (us|ms|s) " || { echo "no row $row"; false; }
     done
     ! echo "$output" | grep -Eq '^tune ' # no table: nothing for tune to do

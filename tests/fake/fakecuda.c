@@ -268,6 +268,51 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     return device_free(dptr);
 }
 
+/* Page-locked host memory (cuMemHostAlloc): the driver knows it, as HOST
+ * memory; plain pageable memory it does not know (memory type 0). */
+static void *pinned[1024];
+static size_t pinned_sizes[1024];
+
+static int pinned_locked(const void *p)
+{
+    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
+        if (pinned[i] && (const char *)p >= (char *)pinned[i] &&
+            (const char *)p < (char *)pinned[i] + pinned_sizes[i])
+            return 1;
+    return 0;
+}
+
+/* The allocation holding device address p, as [*base, *base + *size); 0 if none. */
+static int device_range(const void *p, void **base, size_t *size)
+{
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0] && !found; i++)
+        if (allocs[i] && (const char *)p >= (char *)allocs[i] &&
+            (const char *)p < (char *)allocs[i] + alloc_sizes[i]) {
+            *base = allocs[i];
+            *size = alloc_sizes[i];
+            found = 1;
+        }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+FAKE_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    void *base;
+    size_t size;
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!device_range((void *)(uintptr_t)dptr, &base, &size))
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase)
+        *pbase = (CUdeviceptr)(uintptr_t)base;
+    if (psize)
+        *psize = size;
+    return CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data,
                                             CUdeviceptr ptr)
 {
@@ -280,11 +325,12 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
             base = allocs[i];
             size = alloc_sizes[i];
         }
+    int locked = !base && pinned_locked((void *)(uintptr_t)ptr);
     pthread_mutex_unlock(&lock);
     for (unsigned i = 0; i < n; i++) {
         switch (attrs[i]) {
         case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-            *(unsigned *)data[i] = base ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+            *(unsigned *)data[i] = base ? CU_MEMORYTYPE_DEVICE : locked ? CU_MEMORYTYPE_HOST : 0;
             break;
         case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data[i] = 0; break;
         case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
@@ -305,14 +351,29 @@ FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     if (!pp)
         return CUDA_ERROR_INVALID_VALUE;
-    *pp = malloc(n);
+    void *p = malloc(n ? n : 1);
     __atomic_fetch_add(&host_allocs, 1, __ATOMIC_RELAXED);
-    return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    size_t i = 0;
+    while (i < sizeof pinned / sizeof pinned[0] && pinned[i])
+        i++;
+    if (i < sizeof pinned / sizeof pinned[0])
+        pinned[i] = p, pinned_sizes[i] = n;
+    pthread_mutex_unlock(&lock);
+    *pp = p;
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemFreeHost(void *p)
 {
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
+        if (pinned[i] == p)
+            pinned[i] = NULL;
+    pthread_mutex_unlock(&lock);
     free(p);
     return CUDA_SUCCESS;
 }
@@ -335,12 +396,21 @@ FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
     return CUDA_SUCCESS;
 }
 
+/* A device side that runs past its allocation is refused before anything is
+ * copied, as the driver does. */
+static int past_end(const void *p, size_t n)
+{
+    void *base;
+    size_t size;
+    return device_range(p, &base, &size) && n > size - (size_t)((const char *)p - (char *)base);
+}
+
 static CUresult copy(void *dst, const void *src, size_t n)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
-    if (!dst || !src)
+    if (!dst || !src || past_end(dst, n) || past_end(src, n))
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(xlate(dst), xlate(src), n);
     return CUDA_SUCCESS;
@@ -380,6 +450,17 @@ static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s, int
     if (capture_copy(s, pt, dst, src, n))
         return CUDA_SUCCESS;
     return copy(dst, src, n);
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    return copy_async((void *)(uintptr_t)dst, src, n, s, 0);
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
+                                               CUstream s)
+{
+    return copy_async((void *)(uintptr_t)dst, src, n, s, 1);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
@@ -1418,6 +1499,14 @@ static const proc_t procs[] = {
     {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
     {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
     {"cuMemcpyDtoHAsync", (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
+    {"cuMemcpyHtoDAsync", (void *)cuMemcpyHtoDAsync_v2, (void *)cuMemcpyHtoDAsync_v2_ptsz},
+    {"cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2, NULL},
+    {"cuMemHostAlloc", (void *)cuMemHostAlloc, NULL},
+    {"cuMemFreeHost", (void *)cuMemFreeHost, NULL},
+    {"cuPointerGetAttributes", (void *)cuPointerGetAttributes, NULL},
+    {"cuStreamGetCtx", (void *)cuStreamGetCtx, NULL},
+    {"cuEventQuery", (void *)cuEventQuery, NULL},
+    {"cuEventDestroy", (void *)cuEventDestroy_v2, NULL},
     {"cuMemsetD32", (void *)cuMemsetD32_v2, NULL},
     {"cuMemcpy", (void *)cuMemcpy, (void *)cuMemcpy_ptds},
     {"cuModuleLoadData", (void *)cuModuleLoadData, NULL},

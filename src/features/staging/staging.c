@@ -1,0 +1,604 @@
+/* staging.c - large copies between pageable host memory and the device, staged
+ * through page-locked buffers the library owns (GPUACCEL_STAGING).
+ *
+ * Why: the driver copies pageable memory through pinned staging buffers of its
+ * own, with one CPU thread: 6.1-6.3 GB/s host to device and 9.1-9.8 GB/s back
+ * on an H100, where a DMA from pinned memory runs at 52-55 GB/s. Here each
+ * copy is cut into chunks; the host side of a chunk is copied by several
+ * threads (crew.h) into one of a ring of pinned slots, and the DMA of each
+ * chunk runs while the next one is being copied:
+ *   host to device: copy chunk k into a slot, then cuMemcpyHtoDAsync from the
+ *     slot and an event on the program's stream; a slot is reused only after
+ *     cuEventSynchronize on its event;
+ *   device to host: DMAs of up to one ring of chunks ahead into the slots, and
+ *     as each chunk's event completes, its slot is copied out and refilled.
+ * The chunks ramp up from 1/8 of GPUACCEL_STAGING_CHUNK (so the first DMA, or
+ * the first copy out, starts after a small copy rather than a whole chunk),
+ * doubling to the full chunk.
+ *
+ * When it acts: cuMemcpyHtoD_v2[_ptds], cuMemcpyHtoDAsync_v2[_ptsz],
+ * cuMemcpyDtoH_v2[_ptds] and cuMemcpyDtoHAsync_v2[_ptsz] (never the
+ * unified-address cuMemcpy*, whose direction is the driver's to decide) of
+ * GPUACCEL_STAGING_MIN bytes or more, while no stream captures and no sticky
+ * error was seen, when
+ *   - the device range lies within one allocation (cuMemGetAddressRange): a
+ *     bad pointer or a copy running past the end goes to the driver, which
+ *     refuses it before copying anything, as it does natively;
+ *   - the host range is pageable memory: the driver knows neither its first
+ *     nor its last byte (memory type 0, not managed); page-locked, registered,
+ *     mapped, device and managed memory goes to the driver untouched (it is
+ *     fast there already, or not host memory at all);
+ *   - every page of the host range is mapped (msync(MS_ASYNC) fails with
+ *     ENOMEM otherwise), so a bad host pointer meets the driver's own
+ *     behaviour, not a fault in one of our threads;
+ *   - an explicit stream belongs to the current context;
+ *   - an engine is free: a few engines (each a ring of slots and a crew) are
+ *     taken with a trylock, and when all are in use, or tied to other
+ *     contexts, or have slots still in flight on another stream, the copy
+ *     goes to the driver: never slower than native because of contention.
+ *
+ * Semantics kept (the driver's own, for pageable memory):
+ *   - host to device returns once the source has been consumed (copied into
+ *     slots); the DMAs may still run, in stream order. The synchronous forms
+ *     also return only after every earlier piece of work of the stream has
+ *     finished ("a stream sync is performed before the copy is initiated"):
+ *     they wait for the first chunk's event.
+ *   - device to host returns only when the destination is filled, for the
+ *     asynchronous forms too.
+ *   - stream order: every DMA goes on the program's stream: the legacy default
+ *     stream for the synchronous forms, CU_STREAM_PER_THREAD for _ptds, the
+ *     named stream (NULL taken as the entry point's default) for the rest.
+ *   - errors: a failure before the first chunk is issued (pinned memory or
+ *     events not to be had, the first DMA refused) hands the call to the
+ *     driver, whose own copy answers; after that, the driver's code returns.
+ *
+ * Capture and fork: every driver call of a staged copy (pinned allocation,
+ * event waits) runs inside one ga_own_calls_enter/leave stretch, so none
+ * overlaps a capture; a capture another thread begins meanwhile waits for the
+ * copy to end (the stretch holds event waits, so it may last as long as the
+ * stream's earlier work: natively such a copy would have invalidated a global
+ * capture instead). A fork child starts with no engines (pinned memory and
+ * events belong to the parent's CUDA, helpers to the parent's threads).
+ *
+ * Owns: the engines: binding to contexts under `lock`, everything else under
+ * each engine's `use`, held (by trylock) for a whole staged copy.
+ * Must never: call the driver holding `lock`; let a helper call the driver or
+ * the program; reuse a slot before its event has completed; write a host byte
+ * the driver has not said is pageable memory. */
+#define _GNU_SOURCE
+#include "features/staging/staging.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "features/feature.h"
+#include "features/staging/crew.h"
+#include "tracking/capture.h"
+#include "tracking/device.h"
+#include "tracking/streams.h"
+
+/* Four engines: enough for a few threads or devices copying at once (more
+ * would share the same PCIe links and memory bandwidth); four slots each: the
+ * DMA of up to three chunks queued behind the one being copied. */
+enum { N_ENGINES = 4, N_SLOTS = 4, MIN_CHUNK = 64 << 10, MAX_THREADS = 64 };
+
+typedef struct slot {
+    char *host;       /* in the engine's pinned ring */
+    CUevent ev;
+    bool pending;     /* its event was recorded and not yet seen complete */
+    CUstream stream;  /* where its last DMA went (a translated handle) */
+    pthread_t thread; /* whose CU_STREAM_PER_THREAD that was */
+} slot_t;
+
+typedef struct engine {
+    pthread_mutex_t use; /* held for a whole staged copy; only ever trylocked */
+    /* under `lock`: */
+    CUcontext ctx;       /* the context its ring and events live in; NULL: none */
+    bool gone;           /* ctx destroyed while in use: forget the ring on release */
+    /* under `use`: */
+    bool ready;          /* ring and events exist */
+    bool broken;         /* a slot's state is unknown (an event record failed) */
+    void *ring;
+    size_t chunk;
+    slot_t slot[N_SLOTS];
+    unsigned next;       /* the slot the next chunk takes */
+    ga_crew_t crew;
+} engine_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Initialized statically (a pthread_once could be caught mid-way by a fork). */
+#define ENGINE_INIT                                                                      \
+    {                                                                                    \
+        .use = PTHREAD_MUTEX_INITIALIZER,                                                \
+        .crew = {.m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER},        \
+    }
+static engine_t engines[N_ENGINES] = {ENGINE_INIT, ENGINE_INIT, ENGINE_INIT, ENGINE_INIT};
+_Static_assert(N_ENGINES == 4, "one ENGINE_INIT per engine");
+static unsigned helpers_wanted; /* copy threads but the caller: set at init */
+static _Atomic uint64_t n_htod, n_dtoh, n_bytes, n_declined, n_busy, n_fallbacks;
+
+/* ---- the settings --------------------------------------------------------------- */
+
+/* The largest chunk: a multiple of 4 KiB, 64 KiB at least. */
+static size_t chunk_size(const ga_rt_t *rt)
+{
+    size_t c = rt->cfg.staging_chunk ? (size_t)rt->cfg.staging_chunk : (size_t)8 << 20;
+    if (c < MIN_CHUNK)
+        c = MIN_CHUNK;
+    if (c > (size_t)1 << 30)
+        c = (size_t)1 << 30;
+    return (c + 4095) & ~(size_t)4095;
+}
+
+/* Threads that copy, the caller included: the setting, or min(8, half the
+ * CPUs this process may run on). Half: the other half keeps the program, the
+ * driver's threads and the memory system going; 8 threads already move more
+ * than a PCIe 5 x16 link does. */
+static unsigned copy_threads(const ga_rt_t *rt)
+{
+    unsigned t = rt->cfg.staging_threads;
+    if (!t) {
+        cpu_set_t set;
+        long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                                 : sysconf(_SC_NPROCESSORS_ONLN);
+        t = cpus >= 2 ? (unsigned)(cpus / 2) : 1;
+        if (t > 8)
+            t = 8;
+    }
+    return t > MAX_THREADS ? MAX_THREADS : t;
+}
+
+static void st_init(const ga_rt_t *rt)
+{
+    helpers_wanted = copy_threads(rt) - 1;
+}
+
+/* ---- is this copy one to stage? (driver queries, no lock) ------------------------ */
+
+static bool is_htod(ga_id_t id)
+{
+    return id == GA_ID_cuMemcpyHtoD_v2 || id == GA_ID_cuMemcpyHtoD_v2_ptds ||
+           id == GA_ID_cuMemcpyHtoDAsync_v2 || id == GA_ID_cuMemcpyHtoDAsync_v2_ptsz;
+}
+
+static bool is_dtoh(ga_id_t id)
+{
+    return id == GA_ID_cuMemcpyDtoH_v2 || id == GA_ID_cuMemcpyDtoH_v2_ptds ||
+           id == GA_ID_cuMemcpyDtoHAsync_v2 || id == GA_ID_cuMemcpyDtoHAsync_v2_ptsz;
+}
+
+static bool is_sync(ga_id_t id)
+{
+    return id == GA_ID_cuMemcpyHtoD_v2 || id == GA_ID_cuMemcpyHtoD_v2_ptds ||
+           id == GA_ID_cuMemcpyDtoH_v2 || id == GA_ID_cuMemcpyDtoH_v2_ptds;
+}
+
+/* The stream the program's copy runs on, as a handle that means the same in
+ * any entry point: the synchronous forms run on the default stream, and NULL
+ * is the legacy stream, or the per-thread one for _ptds/_ptsz entry points. */
+static CUstream stream_of(ga_id_t id, CUstream s)
+{
+    bool pt = ga_entries[id].per_thread;
+    if (is_sync(id) || s == NULL)
+        return pt ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    return s;
+}
+
+/* [d, d+n) within one allocation: otherwise the driver refuses the copy (and
+ * must be the one to say so, before anything is copied). */
+static bool device_range_ok(const ga_rt_t *rt, CUdeviceptr d, size_t n)
+{
+    __typeof__(&cuMemGetAddressRange_v2) range =
+        GA_REAL(rt, GA_ID_cuMemGetAddressRange_v2, cuMemGetAddressRange_v2);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!range || range(&base, &size, d) != CUDA_SUCCESS || d < base)
+        return false;
+    return n <= size && d - base <= size - n;
+}
+
+/* Memory the driver does not know: cuPointerGetAttributes answers type 0 (and
+ * success) for it, unlike cuPointerGetAttribute. */
+static bool pageable_byte(const ga_rt_t *rt, uintptr_t a)
+{
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    unsigned type = CU_MEMORYTYPE_DEVICE, managed = 1;
+    void *data[] = {&type, &managed};
+    return get && get(2, attrs, data, (CUdeviceptr)a) == CUDA_SUCCESS && type == 0 && !managed;
+}
+
+/* [p, p+n) pageable host memory, every page of it mapped. */
+static bool pageable(const ga_rt_t *rt, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, last = a + n - 1;
+    if (!p || last < a || !pageable_byte(rt, a) || !pageable_byte(rt, last))
+        return false;
+    /* msync with MS_ASYNC does nothing to anonymous or private memory and
+     * fails with ENOMEM when a page of the range is not mapped. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = a & ~(page - 1);
+    return msync((void *)lo, last + 1 - lo, MS_ASYNC) == 0;
+}
+
+/* A stream the program named belongs to the current context (the library's
+ * events and pinned ring are that context's). */
+static bool stream_in(const ga_rt_t *rt, CUstream s, CUcontext ctx)
+{
+    if (s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return true;
+    __typeof__(&cuStreamGetCtx) get = GA_REAL(rt, GA_ID_cuStreamGetCtx, cuStreamGetCtx);
+    CUcontext sc = NULL;
+    return get && get(s, &sc) == CUDA_SUCCESS && sc == ctx;
+}
+
+/* ---- engines -------------------------------------------------------------------- */
+
+/* An engine of ctx (or a free one, bound to it now) that no one is using and
+ * that is not in `tried`; NULL if none. */
+static engine_t *acquire(CUcontext ctx, unsigned tried)
+{
+    engine_t *got = NULL;
+    pthread_mutex_lock(&lock);
+    for (int pass = 0; pass < 2 && !got; pass++)
+        for (unsigned i = 0; i < N_ENGINES && !got; i++) {
+            engine_t *e = &engines[i];
+            if ((tried >> i) & 1 || e->ctx != (pass == 0 ? ctx : NULL) || e->gone)
+                continue;
+            if (pthread_mutex_trylock(&e->use) == 0) {
+                e->ctx = ctx;
+                got = e;
+            }
+        }
+    pthread_mutex_unlock(&lock);
+    return got;
+}
+
+/* Forget the ring without driver calls: its context is gone (and took it
+ * along), or a slot's state is unknown (the ring is left to the driver rather
+ * than freed under a DMA that may still use it). */
+static void forget_ring(engine_t *e)
+{
+    e->ready = e->broken = false;
+    e->ring = NULL;
+    e->next = 0;
+    memset(e->slot, 0, sizeof e->slot);
+}
+
+static void release(engine_t *e)
+{
+    pthread_mutex_lock(&lock);
+    if (e->gone || e->broken)
+        forget_ring(e);
+    if (!e->ready) { /* nothing of the context's in it: free for any context */
+        e->ctx = NULL;
+        e->gone = false;
+    }
+    pthread_mutex_unlock(&e->use);
+    pthread_mutex_unlock(&lock);
+}
+
+static void free_ring(const ga_rt_t *rt, engine_t *e, unsigned nev)
+{
+    __typeof__(&cuEventDestroy_v2) destroy =
+        GA_REAL(rt, GA_ID_cuEventDestroy_v2, cuEventDestroy_v2);
+    __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
+    for (unsigned i = 0; i < nev && destroy; i++)
+        destroy(e->slot[i].ev);
+    if (e->ring && hfree)
+        hfree(e->ring);
+    forget_ring(e);
+}
+
+/* The ring of pinned slots and their events, in the current context (the
+ * engine's), made at first use and kept (the chunk size never changes in a
+ * process). Portable: pinned for every context. */
+static bool ensure_ring(const ga_rt_t *rt, engine_t *e, size_t chunk)
+{
+    if (e->ready)
+        return true;
+    __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
+    __typeof__(&cuEventCreate) create = GA_REAL(rt, GA_ID_cuEventCreate, cuEventCreate);
+    if (!halloc || !create ||
+        halloc(&e->ring, (size_t)N_SLOTS * chunk, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+        e->ring = NULL;
+        return false;
+    }
+    for (unsigned i = 0; i < N_SLOTS; i++) {
+        e->slot[i].host = (char *)e->ring + (size_t)i * chunk;
+        if (create(&e->slot[i].ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+            free_ring(rt, e, i);
+            return false;
+        }
+    }
+    e->chunk = chunk;
+    e->ready = true;
+    return true;
+}
+
+/* Is a slot's last DMA on the stream this copy runs on? */
+static bool same_stream(const slot_t *sl, CUstream s)
+{
+    return sl->stream == s &&
+           (s != CU_STREAM_PER_THREAD || pthread_equal(sl->thread, pthread_self()));
+}
+
+/* Can this engine stage a copy on stream s now? Slots still in flight on s are
+ * waited for in stream order anyway; one in flight on another stream would tie
+ * this copy to that stream's progress (which may wait on the host: a stream
+ * memory wait, a host function), which the driver's own copy is not. */
+static bool usable(const ga_rt_t *rt, engine_t *e, CUstream s)
+{
+    __typeof__(&cuEventQuery) query = GA_REAL(rt, GA_ID_cuEventQuery, cuEventQuery);
+    for (unsigned i = 0; i < N_SLOTS; i++) {
+        slot_t *sl = &e->slot[i];
+        if (!sl->pending || same_stream(sl, s))
+            continue;
+        if (!query || query(sl->ev) != CUDA_SUCCESS)
+            return false;
+        sl->pending = false;
+    }
+    return true;
+}
+
+/* ---- the staged copies (under the engine's `use`) ---------------------------------- */
+
+typedef struct stage {
+    const ga_rt_t *rt;
+    engine_t *e;
+    CUstream s;      /* translated (stream_of) */
+    bool issued;     /* a DMA of this copy reached the driver */
+} stage_t;
+
+/* Chunk k of a copy with `left` bytes to go: chunk/8, /4, /2, then whole. */
+static size_t chunk_len(size_t chunk, unsigned k, size_t left)
+{
+    size_t c = k < 3 ? chunk >> (3 - k) : chunk;
+    return c < left ? c : left;
+}
+
+/* Wait until the slot's last DMA has completed. */
+static CUresult slot_wait(stage_t *st, slot_t *sl)
+{
+    if (!sl->pending)
+        return CUDA_SUCCESS;
+    CUresult r = GA_REAL(st->rt, GA_ID_cuEventSynchronize, cuEventSynchronize)(sl->ev);
+    if (r == CUDA_SUCCESS)
+        sl->pending = false;
+    return r;
+}
+
+/* After a DMA from or into the slot was enqueued: its event. */
+static CUresult slot_record(stage_t *st, slot_t *sl)
+{
+    st->issued = true;
+    CUresult r = GA_REAL(st->rt, GA_ID_cuEventRecord, cuEventRecord)(sl->ev, st->s);
+    if (r != CUDA_SUCCESS) {
+        st->e->broken = true; /* a DMA without an event: the ring is given up */
+        return r;
+    }
+    sl->pending = true;
+    sl->stream = st->s;
+    sl->thread = pthread_self();
+    return CUDA_SUCCESS;
+}
+
+static CUresult stage_htod(stage_t *st, CUdeviceptr dst, const char *src, size_t n, bool sync)
+{
+    engine_t *e = st->e;
+    __typeof__(&cuMemcpyHtoDAsync_v2) dma =
+        GA_REAL(st->rt, GA_ID_cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2);
+    slot_t *first = NULL;
+    bool prior_done = false; /* the first chunk's DMA seen complete */
+    size_t off = 0;
+    for (unsigned k = 0; off < n; k++) {
+        size_t len = chunk_len(e->chunk, k, n - off);
+        slot_t *sl = &e->slot[e->next++ % N_SLOTS];
+        if (sl == first && sl->pending) /* the ring came round: waiting for it */
+            prior_done = true;
+        CUresult r = slot_wait(st, sl);
+        if (r != CUDA_SUCCESS)
+            return r;
+        ga_crew_copy(&e->crew, sl->host, src + off, len);
+        if ((r = dma(dst + off, sl->host, len, st->s)) != CUDA_SUCCESS ||
+            (r = slot_record(st, sl)) != CUDA_SUCCESS)
+            return r;
+        if (k == 0)
+            first = sl;
+        off += len;
+    }
+    /* Synchronous: everything enqueued on the stream before the copy has
+     * finished when it returns, as with the driver's own pageable copy. */
+    if (sync && first && !prior_done)
+        return slot_wait(st, first);
+    return CUDA_SUCCESS;
+}
+
+static CUresult stage_dtoh(stage_t *st, char *dst, CUdeviceptr src, size_t n)
+{
+    engine_t *e = st->e;
+    __typeof__(&cuMemcpyDtoHAsync_v2) dma =
+        GA_REAL(st->rt, GA_ID_cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2);
+    unsigned base = e->next, issued = 0, drained = 0;
+    size_t issue_off = 0, drain_off = 0;
+    CUresult r = CUDA_SUCCESS;
+    while (drain_off < n) {
+        /* Keep the ring full: DMAs of up to N_SLOTS chunks ahead. */
+        while (issue_off < n && issued < drained + N_SLOTS) {
+            size_t len = chunk_len(e->chunk, issued, n - issue_off);
+            slot_t *sl = &e->slot[(base + issued) % N_SLOTS];
+            if ((r = slot_wait(st, sl)) != CUDA_SUCCESS ||
+                (r = dma(sl->host, src + issue_off, len, st->s)) != CUDA_SUCCESS ||
+                (r = slot_record(st, sl)) != CUDA_SUCCESS)
+                goto out;
+            issue_off += len;
+            issued++;
+        }
+        size_t len = chunk_len(e->chunk, drained, n - drain_off);
+        slot_t *sl = &e->slot[(base + drained) % N_SLOTS];
+        if ((r = slot_wait(st, sl)) != CUDA_SUCCESS)
+            goto out;
+        ga_crew_copy(&e->crew, dst + drain_off, sl->host, len);
+        drain_off += len;
+        drained++;
+    }
+out:
+    e->next = base + issued;
+    return r;
+}
+
+/* ---- serving a copy ------------------------------------------------------------------ */
+
+typedef enum { HTOD, DTOH } dir_t;
+
+/* With an engine of the current context: true if the copy was answered (*r),
+ * false to hand it to the driver. */
+static bool stage_with(const ga_rt_t *rt, engine_t *e, ga_id_t id, dir_t dir, void *host,
+                       CUdeviceptr dev, size_t n, CUstream s, CUresult *r)
+{
+    if (!ensure_ring(rt, e, chunk_size(rt))) {
+        atomic_fetch_add_explicit(&n_fallbacks, 1, memory_order_relaxed);
+        return false;
+    }
+    ga_crew_start(&e->crew, helpers_wanted);
+    ga_crew_wake(&e->crew);
+    stage_t st = {rt, e, s, false};
+    *r = dir == HTOD ? stage_htod(&st, dev, host, n, is_sync(id)) : stage_dtoh(&st, host, dev, n);
+    if (*r != CUDA_SUCCESS && !st.issued) {
+        /* Nothing reached the device: the driver's own copy answers. */
+        atomic_fetch_add_explicit(&n_fallbacks, 1, memory_order_relaxed);
+        return false;
+    }
+    if (*r == CUDA_SUCCESS) {
+        atomic_fetch_add_explicit(dir == HTOD ? &n_htod : &n_dtoh, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&n_bytes, n, memory_order_relaxed);
+    }
+    return true;
+}
+
+static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdeviceptr dev,
+                  size_t n, CUstream s, CUresult *r)
+{
+    if (n == 0 || n < rt->cfg.staging_min || !host || ga_serving_off())
+        return false;
+    CUcontext ctx = ga_current_ctx(rt);
+    CUstream on = stream_of(id, s);
+    if (!ctx || !device_range_ok(rt, dev, n) || !pageable(rt, host, n) ||
+        !stream_in(rt, on, ctx)) {
+        atomic_fetch_add_explicit(&n_declined, 1, memory_order_relaxed);
+        return false;
+    }
+    if (!ga_own_calls_enter()) /* a capture is opening: the copy must reach it */
+        return false;
+    bool done = false, tried_one = false;
+    unsigned tried = 0;
+    for (engine_t *e; !tried_one && (e = acquire(ctx, tried)) != NULL;) {
+        tried |= 1u << (unsigned)(e - engines);
+        if ((tried_one = usable(rt, e, on)))
+            done = stage_with(rt, e, id, dir, host, dev, n, on, r);
+        release(e);
+    }
+    ga_own_calls_leave();
+    if (!tried_one)
+        atomic_fetch_add_explicit(&n_busy, 1, memory_order_relaxed);
+    return done;
+}
+
+static bool st_write(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, const void *src, size_t n,
+                     CUstream s, CUresult *r)
+{
+    return is_htod(id) && stage(rt, id, HTOD, (void *)(uintptr_t)src, dst, n, s, r);
+}
+
+static bool st_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                    CUstream s, CUresult *r)
+{
+    return is_dtoh(id) && stage(rt, id, DTOH, dst, src, n, s, r);
+}
+
+/* ---- lifecycle ----------------------------------------------------------------------- */
+
+/* The context's pinned memory and events went with it: forget them (an engine
+ * in use forgets them when its copy ends). */
+static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+{
+    (void)rt;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < N_ENGINES; i++) {
+        engine_t *e = &engines[i];
+        if (e->ctx != ctx)
+            continue;
+        if (pthread_mutex_trylock(&e->use) == 0) {
+            forget_ring(e);
+            e->ctx = NULL;
+            pthread_mutex_unlock(&e->use);
+        } else {
+            e->gone = true;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_staging_stats(ga_staging_stats_t *s)
+{
+    s->htod = atomic_load(&n_htod);
+    s->dtoh = atomic_load(&n_dtoh);
+    s->bytes = atomic_load(&n_bytes);
+    s->declined = atomic_load(&n_declined);
+    s->busy = atomic_load(&n_busy);
+    s->fallbacks = atomic_load(&n_fallbacks);
+}
+
+static void st_report(void)
+{
+    ga_staging_stats_t s;
+    ga_staging_stats(&s);
+    if (s.htod + s.dtoh + s.declined + s.busy + s.fallbacks)
+        ga_info("staging: htod=%llu dtoh=%llu bytes=%llu declined=%llu busy=%llu fallbacks=%llu",
+                (unsigned long long)s.htod, (unsigned long long)s.dtoh,
+                (unsigned long long)s.bytes, (unsigned long long)s.declined,
+                (unsigned long long)s.busy, (unsigned long long)s.fallbacks);
+}
+
+/* The child of a fork: no helper threads, and no CUDA of its own yet. */
+static void fork_child(void)
+{
+    for (unsigned i = 0; i < N_ENGINES; i++) {
+        memset(&engines[i], 0, sizeof engines[i]);
+        pthread_mutex_init(&engines[i].use, NULL);
+        ga_crew_init(&engines[i].crew);
+    }
+    atomic_store(&n_htod, 0);
+    atomic_store(&n_dtoh, 0);
+    atomic_store(&n_bytes, 0);
+    atomic_store(&n_declined, 0);
+    atomic_store(&n_busy, 0);
+    atomic_store(&n_fallbacks, 0);
+}
+
+static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
+
+GA_SWITCH(staging)
+
+const ga_feature_t ga_feature_staging = {
+    .summary = "large pageable host copies staged through pinned buffers by several threads",
+    .on = switch_on,
+    .off = switch_off,
+    .needs = {GA_ID_cuPointerGetAttributes, GA_ID_cuMemGetAddressRange_v2, GA_ID_cuMemHostAlloc,
+              GA_ID_cuEventCreate, GA_ID_cuEventRecord, GA_ID_cuEventSynchronize,
+              GA_ID_cuMemcpyHtoDAsync_v2, GA_ID_cuMemcpyDtoHAsync_v2},
+    .n_needs = 8,
+    .init = st_init,
+    .report = st_report,
+    .fork = &fork_ops,
+    .read = st_read,
+    .write = st_write,
+    .ctx_gone = st_ctx_gone,
+};

@@ -1,0 +1,39 @@
+#!/usr/bin/env bats
+# staging.bats - large pageable copies through the library's staging
+# (GPUACCEL_STAGING), against the fake driver, whose device memory the host
+# cannot touch and which knows page-locked memory from pageable memory as the
+# real driver does: every byte, every return code and the output as native;
+# the copies were staged (threshold and chunk set low so that the program's
+# sizes fall around them).
+load helpers
+
+setup() { setup_fake; }
+
+STAGE="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K GPUACCEL_STAGING_THREADS=4"
+
+@test "staging: every check passes natively" {
+    run native "$PROGS/staging_prog" 4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -c 'ok=1')" -eq 37 ]
+    [ "$(echo "$output" | grep -c 'untouched=1')" -eq 5 ]
+}
+
+@test "staging on: same bytes and codes, large copies staged both ways" {
+    like_native $STAGE -- "$PROGS/staging_prog" 4
+    echo "$output" | grep -Eq '^gpuaccel: staging: htod=[1-9][0-9]* dtoh=[1-9][0-9]* '
+    # the sizes under the threshold, the too-long copies and the pinned checks went to the driver
+    echo "$output" | grep -Eq '^gpuaccel: staging: .* declined=[1-9]'
+}
+
+@test "staging with every feature on: same bytes and codes" {
+    like_native GPUACCEL=all $STAGE -- "$PROGS/staging_prog" 6
+    echo "$output" | grep -Eq '^gpuaccel: staging: htod=[1-9][0-9]* dtoh=[1-9][0-9]* '
+}
+
+@test "staging: one copying thread (no helpers) and the default settings: same bytes" {
+    like_native GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K \
+        GPUACCEL_STAGING_THREADS=1 -- "$PROGS/staging_prog" 2
+    like_native GPUACCEL_STAGING=1 -- "$PROGS/staging_prog" 2
+    echo "$output" | grep -Eq '^gpuaccel: staging: htod=[1-9][0-9]* dtoh=[1-9][0-9]* '
+}

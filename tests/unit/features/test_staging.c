@@ -1,0 +1,639 @@
+/* test_staging.c - the staging feature through the copy hooks, over a stub
+ * driver whose asynchronous copies land only when an event recorded after them
+ * is waited for (or the test synchronizes), so a slot reused or read before its
+ * DMA completed shows as wrong bytes:
+ *   - copies both ways are bit-exact at sizes around the threshold and the
+ *     chunk (threshold-1, threshold, chunk-1, chunk, chunk+1, several chunks
+ *     and an odd tail), with unaligned host and device offsets, through every
+ *     entry point (sync, _ptds, async on a stream, _ptsz on the default one),
+ *     and the bytes around the destination stay as they were;
+ *   - each DMA goes on the program's stream (legacy, per-thread or named); a
+ *     synchronous host-to-device copy waits for its first chunk, an
+ *     asynchronous one waits for nothing when the ring is free;
+ *   - page-locked, device and managed "host" arguments, unified-address
+ *     copies, copies under capture and after a sticky error go to the driver;
+ *   - too-long copies and bad device pointers return the driver's own error
+ *     with nothing copied;
+ *   - a failure before the first chunk hands the copy to the driver, a DMA
+ *     error after it returns the driver's code, and later copies are right;
+ *   - an engine with DMAs in flight on another stream is not used; a
+ *     destroyed context's ring is forgotten and made again;
+ *   - several threads copying at once all get their own bytes. */
+#include <dirent.h>
+#include <pthread.h>
+
+#include "check.h"
+#include "features/staging/staging.h"
+#include "core/fault.h"
+#include "tracking/capture.h"
+#include "stub_driver.h"
+#include "stub_more.h"
+
+enum { MIN = 32 << 10, CHUNK = 64 << 10, DEV = 2 << 20 };
+
+static ga_rt_t rt;
+static CUstream s_a, s_b, s_cap;
+
+/* ---- the stub driver's copies: asynchronous ones queued in order ------------------ */
+
+typedef struct qcopy {
+    void *dst;
+    const void *src;
+    size_t n;
+} qcopy_t;
+
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static qcopy_t queue[1 << 14];
+static uint64_t q_done, q_next; /* copies [q_done, q_next) still in flight */
+
+/* What the test looks at, under q_lock. */
+static unsigned t_native, t_async, t_event_syncs, t_pinned, t_unsafe;
+static CUstream t_streams[256]; /* the stream of each asynchronous copy since reset */
+static int t_fail_async = -1;   /* the async copy (counted from 0) that fails */
+static bool t_fail_pinned;
+
+static void complete_locked(uint64_t upto)
+{
+    for (; q_done < upto && q_done < q_next; q_done++) {
+        qcopy_t *c = &queue[q_done % (sizeof queue / sizeof queue[0])];
+        memcpy(c->dst, c->src, c->n);
+    }
+}
+
+/* The device is idle again (a stream or context sync of the test's own). */
+static void device_sync(void)
+{
+    pthread_mutex_lock(&q_lock);
+    complete_locked(UINT64_MAX);
+    pthread_mutex_unlock(&q_lock);
+}
+
+/* [p, p+n) within one allocation of the stub (device or managed). */
+static bool in_device(const void *p, size_t n)
+{
+    int i = stub_find_mem((CUdeviceptr)(uintptr_t)p);
+    return i >= 0 && stub_mem_list[i].kind != STUB_MAPPED &&
+           (CUdeviceptr)(uintptr_t)p + n <= stub_mem_list[i].base + stub_mem_list[i].size;
+}
+
+static CUresult t_range(CUdeviceptr *base, size_t *size, CUdeviceptr d)
+{
+    int i = stub_find_mem(d);
+    if (i < 0 || stub_mem_list[i].kind == STUB_MAPPED)
+        return CUDA_ERROR_NOT_FOUND;
+    *base = stub_mem_list[i].base, *size = stub_mem_list[i].size;
+    return CUDA_SUCCESS;
+}
+
+/* The program's own synchronous copy: stream order first, then the bytes;
+ * a device side past its allocation is refused before anything is copied. */
+static CUresult native_copy(void *dst, const void *src, size_t n, const void *dev)
+{
+    if (!in_device(dev, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&q_lock);
+    t_native++;
+    complete_locked(UINT64_MAX);
+    memcpy(dst, src, n);
+    pthread_mutex_unlock(&q_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult t_htod(CUdeviceptr d, const void *h, size_t n)
+{
+    return native_copy((void *)(uintptr_t)d, h, n, (const void *)(uintptr_t)d);
+}
+
+static CUresult t_dtoh(void *h, CUdeviceptr d, size_t n)
+{
+    return native_copy(h, (const void *)(uintptr_t)d, n, (const void *)(uintptr_t)d);
+}
+
+/* Pinned memory the library allocated (its rings), under q_lock. */
+static struct {
+    const char *p;
+    size_t n;
+} rings[64];
+static unsigned n_rings;
+
+static bool in_ring_locked(const void *p)
+{
+    for (unsigned i = 0; i < n_rings; i++)
+        if ((const char *)p >= rings[i].p && (const char *)p < rings[i].p + rings[i].n)
+            return true;
+    return false;
+}
+
+/* An asynchronous copy: the library's DMAs (from or into its pinned ring) are
+ * queued; the program's own, which the library passed on, copy at once. */
+static CUresult async_copy(void *dst, const void *src, size_t n, const void *dev,
+                           const void *hst, CUstream s)
+{
+    pthread_mutex_lock(&q_lock);
+    bool library = in_ring_locked(hst);
+    pthread_mutex_unlock(&q_lock);
+    if (!library)
+        return native_copy(dst, src, n, dev);
+    if (!in_device(dev, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&q_lock);
+    unsigned k = t_async++;
+    if ((int)k == t_fail_async) {
+        pthread_mutex_unlock(&q_lock);
+        return CUDA_ERROR_UNKNOWN;
+    }
+    t_streams[k % 256] = s;
+    if (q_next - q_done == sizeof queue / sizeof queue[0])
+        complete_locked(q_done + 1);
+    queue[q_next++ % (sizeof queue / sizeof queue[0])] = (qcopy_t){dst, src, n};
+    pthread_mutex_unlock(&q_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult t_htod_async(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    return async_copy((void *)(uintptr_t)d, h, n, (const void *)(uintptr_t)d, h, s);
+}
+
+static CUresult t_dtoh_async(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    return async_copy(h, (const void *)(uintptr_t)d, n, (const void *)(uintptr_t)d, h, s);
+}
+
+/* Events: the position in the queue when recorded; complete once the queue
+ * has moved past it. */
+typedef struct t_event {
+    uint64_t at;
+} t_event_t;
+
+static CUresult t_event_create(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    pthread_mutex_lock(&q_lock);
+    t_unsafe += stub_capturing;
+    pthread_mutex_unlock(&q_lock);
+    *e = (CUevent)calloc(1, sizeof(t_event_t));
+    return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult t_event_destroy(CUevent e)
+{
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+static CUresult t_event_record(CUevent e, CUstream s)
+{
+    (void)s;
+    pthread_mutex_lock(&q_lock);
+    t_unsafe += stub_capturing;
+    ((t_event_t *)e)->at = q_next;
+    pthread_mutex_unlock(&q_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult t_event_sync(CUevent e)
+{
+    pthread_mutex_lock(&q_lock);
+    t_unsafe += stub_capturing;
+    t_event_syncs++;
+    complete_locked(((t_event_t *)e)->at);
+    pthread_mutex_unlock(&q_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult t_event_query(CUevent e)
+{
+    pthread_mutex_lock(&q_lock);
+    t_unsafe += stub_capturing;
+    bool done = q_done >= ((t_event_t *)e)->at;
+    pthread_mutex_unlock(&q_lock);
+    return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+static CUresult t_host_alloc(void **pp, size_t n, unsigned flags)
+{
+    (void)flags;
+    pthread_mutex_lock(&q_lock);
+    t_unsafe += stub_capturing;
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!t_fail_pinned && n_rings < 64 && (*pp = malloc(n)) != NULL) {
+        t_pinned++;
+        rings[n_rings].p = *pp, rings[n_rings++].n = n;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&q_lock);
+    return r;
+}
+
+static CUresult t_memcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    pthread_mutex_lock(&q_lock);
+    t_native++;
+    pthread_mutex_unlock(&q_lock);
+    return CUDA_SUCCESS;
+}
+
+static void install(void)
+{
+    static const struct {
+        ga_id_t id;
+        void *fn;
+    } fns[] = {
+        {GA_ID_cuMemGetAddressRange_v2, (void *)t_range},
+        {GA_ID_cuMemcpyHtoD_v2, (void *)t_htod},
+        {GA_ID_cuMemcpyHtoD_v2_ptds, (void *)t_htod},
+        {GA_ID_cuMemcpyDtoH_v2, (void *)t_dtoh},
+        {GA_ID_cuMemcpyDtoH_v2_ptds, (void *)t_dtoh},
+        {GA_ID_cuMemcpyHtoDAsync_v2, (void *)t_htod_async},
+        {GA_ID_cuMemcpyHtoDAsync_v2_ptsz, (void *)t_htod_async},
+        {GA_ID_cuMemcpyDtoHAsync_v2, (void *)t_dtoh_async},
+        {GA_ID_cuMemcpyDtoHAsync_v2_ptsz, (void *)t_dtoh_async},
+        {GA_ID_cuMemcpy, (void *)t_memcpy},
+        {GA_ID_cuEventCreate, (void *)t_event_create},
+        {GA_ID_cuEventDestroy_v2, (void *)t_event_destroy},
+        {GA_ID_cuEventRecord, (void *)t_event_record},
+        {GA_ID_cuEventSynchronize, (void *)t_event_sync},
+        {GA_ID_cuEventQuery, (void *)t_event_query},
+        {GA_ID_cuMemHostAlloc, (void *)t_host_alloc},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        rt.drv.fn[fns[i].id] = fns[i].fn;
+}
+
+/* ---- the program's calls ------------------------------------------------------------ */
+
+/* The entry points, by variant: 0 sync, 1 _ptds, 2 async on s_a, 3 _ptsz on NULL. */
+static const ga_id_t htod_ids[] = {GA_ID_cuMemcpyHtoD_v2, GA_ID_cuMemcpyHtoD_v2_ptds,
+                                   GA_ID_cuMemcpyHtoDAsync_v2, GA_ID_cuMemcpyHtoDAsync_v2_ptsz};
+static const ga_id_t dtoh_ids[] = {GA_ID_cuMemcpyDtoH_v2, GA_ID_cuMemcpyDtoH_v2_ptds,
+                                   GA_ID_cuMemcpyDtoHAsync_v2, GA_ID_cuMemcpyDtoHAsync_v2_ptsz};
+static CUstream variant_stream(int v)
+{
+    return v == 2 ? s_a : NULL;
+}
+/* Where the library's DMAs of that variant must go. */
+static CUstream variant_dma_stream(int v)
+{
+    return v == 0 ? CU_STREAM_LEGACY : v == 2 ? s_a : CU_STREAM_PER_THREAD;
+}
+
+static CUresult htod(int v, CUdeviceptr d, const void *h, size_t n)
+{
+    return v < 2 ? ga_hook_htod(&rt, htod_ids[v], d, h, n)
+                 : ga_hook_htod_async(&rt, htod_ids[v], d, h, n, variant_stream(v));
+}
+
+static CUresult dtoh(int v, void *h, CUdeviceptr d, size_t n)
+{
+    return v < 2 ? ga_hook_dtoh(&rt, dtoh_ids[v], h, d, n)
+                 : ga_hook_dtoh_async(&rt, dtoh_ids[v], h, d, n, variant_stream(v));
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static void fill_random(void *p, size_t n, uint64_t *state)
+{
+    unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        *state ^= *state << 13, *state ^= *state >> 7, *state ^= *state << 17;
+        b[i] = (unsigned char)*state;
+    }
+}
+
+static ga_staging_stats_t stats(void)
+{
+    ga_staging_stats_t s;
+    ga_staging_stats(&s);
+    return s;
+}
+
+static unsigned natives(void)
+{
+    pthread_mutex_lock(&q_lock);
+    unsigned n = t_native;
+    pthread_mutex_unlock(&q_lock);
+    return n;
+}
+
+static CUdeviceptr dev;                 /* DEV bytes of device memory */
+static unsigned char *host, *expect;    /* pageable, DEV + 64 bytes each */
+
+/* One copy each way of n bytes at host offset ho and device offset dof,
+ * through variant v: right bytes, nothing around them touched, and staged
+ * exactly when n reaches the threshold. */
+static bool round_trip(int v, size_t n, size_t ho, size_t dof)
+{
+    bool ok = true;
+    ga_staging_stats_t s0 = stats();
+    unsigned nat0 = natives();
+    /* host to device */
+    fill_random(expect, DEV + 64, &rng_state);
+    memcpy((void *)(uintptr_t)dev, expect, DEV); /* the device's old bytes */
+    fill_random(host, DEV + 64, &rng_state);
+    memcpy(expect + dof, host + ho, n);
+    ok &= htod(v, dev + dof, host + ho, n) == CUDA_SUCCESS;
+    device_sync();
+    ok &= memcmp((void *)(uintptr_t)dev, expect, DEV) == 0;
+    /* device to host */
+    fill_random((void *)(uintptr_t)dev, DEV, &rng_state);
+    fill_random(host, DEV + 64, &rng_state);
+    memcpy(expect, host, DEV + 64);
+    memcpy(expect + ho, (void *)(uintptr_t)(dev + dof), n);
+    ok &= dtoh(v, host + ho, dev + dof, n) == CUDA_SUCCESS;
+    ok &= memcmp(host, expect, DEV + 64) == 0; /* filled on return: no sync */
+    ga_staging_stats_t s1 = stats();
+    bool staged = n >= MIN;
+    ok &= s1.htod - s0.htod == (staged ? 1u : 0u) && s1.dtoh - s0.dtoh == (staged ? 1u : 0u);
+    ok &= natives() - nat0 == (staged ? 0u : 2u);
+    if (!ok)
+        fprintf(stderr, "round trip failed: variant %d, %zu bytes, host +%zu, device +%zu\n", v, n,
+                ho, dof);
+    return ok;
+}
+
+static void exact_at_every_size(void)
+{
+    const size_t sizes[] = {MIN - 1, MIN, CHUNK - 1, CHUNK, CHUNK + 1, 5 * CHUNK + 777,
+                            CHUNK / 8 + 1, (1 << 20) + 13};
+    const size_t host_offsets[] = {0, 1, 7, 4096 - 3}, dev_offsets[] = {0, 5};
+    for (int v = 0; v < 4; v++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            for (size_t h = 0; h < 4; h++)
+                CHECK(round_trip(v, sizes[i], host_offsets[h], dev_offsets[(i + h) % 2]));
+}
+
+/* Every slot of the ring free: a device-to-host copy through all of them
+ * waits for each (and leaves none in flight). */
+static void ring_free(void)
+{
+    CHECK(dtoh(0, expect, dev, 5 * CHUNK) == CUDA_SUCCESS);
+}
+
+static unsigned event_syncs(void)
+{
+    pthread_mutex_lock(&q_lock);
+    unsigned n = t_event_syncs;
+    pthread_mutex_unlock(&q_lock);
+    return n;
+}
+
+/* Each DMA on the program's stream; the synchronous host-to-device copy waits
+ * for its first chunk, the asynchronous one for nothing while the ring holds
+ * the copy. */
+static void dmas_on_the_programs_stream(void)
+{
+    for (int v = 0; v < 4; v++) {
+        ring_free();
+        unsigned a0 = t_async, e0 = event_syncs();
+        size_t n = CHUNK / 8 + CHUNK / 4 + CHUNK / 2 + CHUNK + 50000; /* five chunks */
+        fill_random(host, n, &rng_state);
+        CHECK(htod(v, dev, host, n) == CUDA_SUCCESS);
+        unsigned a1 = t_async, e1 = event_syncs();
+        bool right = a1 - a0 == 5;
+        for (unsigned k = a0; k < a1; k++)
+            right &= t_streams[k % 256] == variant_dma_stream(v);
+        /* five chunks in a ring of four: the first slot is reused (one wait),
+         * which also stands for the synchronous forms' wait for prior work */
+        CHECK(right && e1 - e0 == 1);
+        device_sync();
+        CHECK(memcmp((void *)(uintptr_t)dev, host, n) == 0);
+
+        ring_free();
+        n = CHUNK; /* four chunks (1/8, 1/4, 1/2, then the rest): the ring holds them */
+        e0 = event_syncs();
+        CHECK(htod(v, dev, host, n) == CUDA_SUCCESS);
+        CHECK(event_syncs() - e0 == (v < 2 ? 1u : 0u));
+        device_sync();
+        CHECK(memcmp((void *)(uintptr_t)dev, host, n) == 0);
+
+        /* device to host: every chunk waited for, on the same stream */
+        a0 = t_async;
+        fill_random((void *)(uintptr_t)dev, 3 * CHUNK, &rng_state);
+        CHECK(dtoh(v, host + 1, dev, 3 * CHUNK) == CUDA_SUCCESS &&
+              memcmp(host + 1, (void *)(uintptr_t)dev, 3 * CHUNK) == 0);
+        right = t_async - a0 == 6;
+        for (unsigned k = a0; k < t_async; k++)
+            right &= t_streams[k % 256] == variant_dma_stream(v);
+        CHECK(right);
+    }
+}
+
+/* Host sides the driver knows (page-locked, device, managed) go to it. */
+static void known_memory_passes_through(void)
+{
+    const stub_kind_t kinds[] = {STUB_MAPPED, STUB_DEVICE, STUB_MANAGED};
+    for (int k = 0; k < 3; k++) {
+        unsigned char *h = (unsigned char *)(uintptr_t)stub_mem(4 * CHUNK, kinds[k]);
+        for (int v = 0; v < 4; v++) {
+            ga_staging_stats_t s0 = stats();
+            unsigned nat0 = natives();
+            fill_random(h, 4 * CHUNK, &rng_state);
+            CHECK(htod(v, dev, h, 4 * CHUNK) == CUDA_SUCCESS);
+            device_sync();
+            CHECK(memcmp((void *)(uintptr_t)dev, h, 4 * CHUNK) == 0);
+            fill_random((void *)(uintptr_t)dev, 4 * CHUNK, &rng_state);
+            CHECK(dtoh(v, h, dev, 4 * CHUNK) == CUDA_SUCCESS &&
+                  memcmp((void *)(uintptr_t)dev, h, 4 * CHUNK) == 0);
+            ga_staging_stats_t s1 = stats();
+            CHECK(s1.htod == s0.htod && s1.dtoh == s0.dtoh && natives() - nat0 == 2);
+        }
+    }
+    /* a unified-address copy is the driver's to direct */
+    ga_staging_stats_t s0 = stats();
+    fill_random((void *)(uintptr_t)dev, 4 * CHUNK, &rng_state);
+    CHECK(ga_hook_memcpy(&rt, GA_ID_cuMemcpy, (CUdeviceptr)(uintptr_t)host, dev, 4 * CHUNK) ==
+              CUDA_SUCCESS &&
+          memcmp(host, (void *)(uintptr_t)dev, 4 * CHUNK) == 0 && stats().dtoh == s0.dtoh);
+}
+
+/* Past the allocation's end, or not device memory at all: the driver's error,
+ * nothing copied. */
+static void bad_device_ranges_get_the_drivers_error(void)
+{
+    CUdeviceptr small = stub_mem(4 * CHUNK, STUB_DEVICE);
+    for (int v = 0; v < 4; v++) {
+        ga_staging_stats_t s0 = stats();
+        fill_random((void *)(uintptr_t)small, 4 * CHUNK, &rng_state);
+        memcpy(expect, (void *)(uintptr_t)small, 4 * CHUNK);
+        fill_random(host, 8 * CHUNK, &rng_state);
+        CHECK(htod(v, small + 8, host, 4 * CHUNK) == CUDA_ERROR_INVALID_VALUE);
+        device_sync();
+        CHECK(memcmp((void *)(uintptr_t)small, expect, 4 * CHUNK) == 0);
+        memcpy(expect, host, 8 * CHUNK);
+        CHECK(dtoh(v, host, small + 1, 4 * CHUNK) == CUDA_ERROR_INVALID_VALUE &&
+              memcmp(host, expect, 8 * CHUNK) == 0);
+        /* a "device" pointer that is pageable host memory */
+        CHECK(htod(v, (CUdeviceptr)(uintptr_t)(host + 8 * CHUNK), host, 4 * CHUNK) ==
+              CUDA_ERROR_INVALID_VALUE);
+        ga_staging_stats_t s1 = stats();
+        CHECK(s1.htod == s0.htod && s1.dtoh == s0.dtoh && s1.declined - s0.declined == 3);
+    }
+}
+
+/* Pinned memory not to be had, or the first DMA refused: the driver's own
+ * copy. A DMA error later on: its code, and the next copies are right. */
+static void errors(void)
+{
+    GA_EACH(ctx_gone, &rt, stub_current); /* rings forgotten: the next copy makes one */
+    t_fail_pinned = true;
+    ga_staging_stats_t s0 = stats();
+    unsigned nat0 = natives();
+    fill_random(host, 4 * CHUNK, &rng_state);
+    CHECK(htod(2, dev, host, 4 * CHUNK) == CUDA_SUCCESS &&
+          dtoh(2, expect, dev, 4 * CHUNK) == CUDA_SUCCESS &&
+          memcmp(host, expect, 4 * CHUNK) == 0);
+    ga_staging_stats_t s1 = stats();
+    CHECK(s1.fallbacks - s0.fallbacks == 2 && s1.htod == s0.htod && s1.dtoh == s0.dtoh &&
+          natives() == nat0 + 2);
+    t_fail_pinned = false;
+    unsigned pinned = t_pinned;
+    CHECK(round_trip(2, 4 * CHUNK, 1, 0) && t_pinned == pinned + 1);
+
+    device_sync();
+    t_fail_async = (int)t_async; /* the first DMA */
+    nat0 = natives();
+    fill_random(host, 4 * CHUNK, &rng_state);
+    CHECK(htod(2, dev, host, 4 * CHUNK) == CUDA_SUCCESS && natives() == nat0 + 1);
+    device_sync();
+    CHECK(memcmp((void *)(uintptr_t)dev, host, 4 * CHUNK) == 0);
+
+    t_fail_async = (int)t_async + 2; /* the third */
+    CHECK(htod(2, dev, host, 4 * CHUNK) == CUDA_ERROR_UNKNOWN);
+    t_fail_async = (int)t_async + 3;
+    CHECK(dtoh(2, host, dev, 4 * CHUNK) == CUDA_ERROR_UNKNOWN);
+    t_fail_async = -1;
+    device_sync();
+    CHECK(round_trip(2, 5 * CHUNK + 3, 3, 5) && round_trip(0, 5 * CHUNK + 3, 3, 5));
+}
+
+/* DMAs still in flight on stream A: a copy on stream B takes another engine
+ * (tying B to A's progress is not the driver's behaviour); one on A waits. */
+static void other_streams_in_flight(void)
+{
+    device_sync();
+    fill_random(host, 2 * CHUNK, &rng_state);
+    unsigned pinned = t_pinned;
+    ga_staging_stats_t s0 = stats();
+    CHECK(ga_hook_htod_async(&rt, GA_ID_cuMemcpyHtoDAsync_v2, dev, host, CHUNK, s_a) ==
+          CUDA_SUCCESS);
+    CHECK(ga_hook_htod_async(&rt, GA_ID_cuMemcpyHtoDAsync_v2, dev + CHUNK, host + CHUNK, CHUNK,
+                             s_b) == CUDA_SUCCESS);
+    CHECK(stats().htod - s0.htod == 2 && t_pinned == pinned + 1); /* a second ring */
+    CHECK(ga_hook_htod_async(&rt, GA_ID_cuMemcpyHtoDAsync_v2, dev, host, CHUNK, s_a) ==
+          CUDA_SUCCESS && t_pinned == pinned + 1);
+    device_sync();
+    CHECK(memcmp((void *)(uintptr_t)dev, host, 2 * CHUNK) == 0);
+}
+
+static void nothing_staged_in_capture(void)
+{
+    stub_capture_begin(&rt, s_cap);
+    ga_staging_stats_t s0 = stats();
+    unsigned unsafe = t_unsafe, nat0 = natives();
+    fill_random(host, 4 * CHUNK, &rng_state);
+    CHECK(htod(2, dev, host, 4 * CHUNK) == CUDA_SUCCESS &&
+          dtoh(2, expect, dev, 4 * CHUNK) == CUDA_SUCCESS);
+    CHECK(stats().htod == s0.htod && stats().dtoh == s0.dtoh && natives() == nat0 + 2 &&
+          t_unsafe == unsafe && memcmp(host, expect, 4 * CHUNK) == 0);
+    stub_capture_end(&rt, s_cap);
+    CHECK(round_trip(2, 4 * CHUNK, 0, 0));
+}
+
+/* ---- several threads at once --------------------------------------------------------- */
+
+enum { THREADS = 6, ROUNDS = 25, TBUF = 400 << 10 };
+static CUdeviceptr t_dev[THREADS];
+
+static void *copier(void *arg)
+{
+    unsigned t = (unsigned)(uintptr_t)arg;
+    uint64_t st = 0x1234567ull * (t + 1);
+    unsigned char *src = malloc(TBUF + 8), *back = malloc(TBUF + 8);
+    bool ok = src && back;
+    for (int i = 0; ok && i < ROUNDS; i++) {
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+        size_t n = MIN - 1 + (size_t)(st % (TBUF - MIN)), off = (st >> 20) % 8;
+        int v = (int)((st >> 32) % 4);
+        fill_random(src, n + off, &st);
+        ok &= htod(v == 2 ? 3 : v, t_dev[t], src + off, n) == CUDA_SUCCESS;
+        memset(back, 0, TBUF + 8);
+        ok &= dtoh((v + 1) % 4 == 2 ? 3 : (v + 1) % 4, back + off, t_dev[t], n) == CUDA_SUCCESS;
+        ok &= memcmp(back + off, src + off, n) == 0;
+    }
+    free(src);
+    free(back);
+    return (void *)(uintptr_t)ok;
+}
+
+static int threads_running(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void several_threads(void)
+{
+    for (unsigned t = 0; t < THREADS; t++)
+        t_dev[t] = stub_mem(TBUF, STUB_DEVICE);
+    pthread_t th[THREADS];
+    for (unsigned t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, copier, (void *)(uintptr_t)t);
+    bool all = true;
+    for (unsigned t = 0; t < THREADS; t++) {
+        void *ok;
+        pthread_join(th[t], &ok);
+        all &= ok != NULL;
+    }
+    CHECK(all);
+}
+
+/* After a sticky error the driver answers every call. */
+static void nothing_staged_after_a_fault(void)
+{
+    ga_fault_note(CUDA_ERROR_ILLEGAL_ADDRESS);
+    ga_staging_stats_t s0 = stats();
+    unsigned nat0 = natives();
+    CHECK(htod(0, dev, host, 4 * CHUNK) == CUDA_SUCCESS && natives() == nat0 + 1 &&
+          stats().htod == s0.htod);
+}
+
+int main(void)
+{
+    stub_runtime(&rt);
+    rt.cfg.staging = true;
+    rt.cfg.staging_min = MIN;
+    rt.cfg.staging_chunk = CHUNK;
+    rt.cfg.staging_threads = 4;
+    stub_more(&rt);
+    install();
+    stub_features(&rt);
+    GA_EACH(init, &rt);
+    s_a = (CUstream)&stub_streams[1], s_b = (CUstream)&stub_streams[2];
+    s_cap = (CUstream)&stub_streams[4];
+    stub_stream_flags[4] = CU_STREAM_NON_BLOCKING;
+    dev = stub_mem(DEV, STUB_DEVICE);
+    host = malloc(DEV + 64);
+    expect = malloc(DEV + 64);
+    if (!host || !expect)
+        return 1;
+
+    int before = threads_running();
+    exact_at_every_size();
+    CHECK(threads_running() >= before + 3); /* the crew: 4 threads copy, the caller included */
+    dmas_on_the_programs_stream();
+    known_memory_passes_through();
+    bad_device_ranges_get_the_drivers_error();
+    errors();
+    other_streams_in_flight();
+    nothing_staged_in_capture();
+    several_threads();
+    nothing_staged_after_a_fault();
+    return check_done("test_staging");
+}
