@@ -11,6 +11,7 @@
  * application sees, so our wrappers are type-checked against cuda.h. */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include "core/compat.h" /* what the library calls, for headers older than CUDA 13.0 */
 
 #include <stdbool.h>
 #include <stddef.h>
