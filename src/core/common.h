@@ -41,6 +41,12 @@ typedef enum ga_id {
     GA_N_ENTRIES
 } ga_id_t;
 
+/* The table must come from the cuda.h this file includes: its prototypes are
+ * that header's (configure generates one in the build tree for headers other
+ * than the committed table's). */
+_Static_assert(GA_ENTRIES_CUDA_VERSION == CUDA_VERSION,
+               "core/entries.def was generated from another cuda.h: run configure again");
+
 /* Static facts about one entry point, indexed by ga_id_t (entry.c). */
 typedef struct ga_entry_info {
     const char *name;  /* exact ELF name */

@@ -8,8 +8,10 @@
  * headers), this is the declaration tools/gen-entries.py reads, and the entry
  * table has the function all the same. Only functions whose parameter types
  * every 12.x cuda.h defines belong here. Whether a driver has one is still
- * found at run time (real.h): on an older driver it stays missing.
- * Must never: define anything, or declare a function cuda.h never had. */
+ * found at run time (real.h): on an older driver it stays missing. Likewise
+ * the error codes the library names that some 12.x headers lack.
+ * Must never: define anything but those codes, or declare a function cuda.h
+ * never had. */
 #ifndef GA_COMPAT_H
 #define GA_COMPAT_H
 
@@ -33,5 +35,15 @@ CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEn
 
 /* CUDA 13.0: a context-wide wait on a context named by argument (hooked). */
 CUresult cuCtxSynchronize_v2(CUcontext ctx);
+
+/* Sticky errors (core/fault.h) that the 12.6 headers do not name yet; a driver
+ * returns the same numbers whatever headers the library was built with. */
+#define GA_ERROR_CONTAINED ((CUresult)226)
+#define GA_ERROR_TENSOR_MEMORY_LEAK ((CUresult)721)
+#if CUDA_VERSION >= 13000
+_Static_assert(GA_ERROR_CONTAINED == CUDA_ERROR_CONTAINED &&
+                   GA_ERROR_TENSOR_MEMORY_LEAK == CUDA_ERROR_TENSOR_MEMORY_LEAK,
+               "error codes differ from cuda.h's");
+#endif
 
 #endif
