@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Regenerate src/core/entries.def, the one table of wrapped driver entry points.
+"""Generate src/core/entries.def, the one table of wrapped driver entry points.
 
-Maintainer tool: the build does not run it; src/core/entries.def is committed. Run it
-when moving to a newer cuda.h:
+src/core/entries.def is committed, generated from the CUDA 13.0 cuda.h. A build
+against headers of another release (configure compares CUDA_VERSION) runs this
+script into the build tree instead, so that the table matches the cuda.h the
+library is compiled with. By hand, when moving the committed table to newer
+headers:
 
-    tools/gen-entries.py /usr/local/cuda/include > src/core/entries.def
+    tools/gen-entries.py /usr/local/cuda/include [SRCDIR] > src/core/entries.def
 
 Every CUresult-returning function that cuda.h declares under its exact ELF name
-(__CUDA_API_VERSION_INTERNAL exposes _v2, _ptsz, _ptds and the legacy names)
-becomes one line:
+(__CUDA_API_VERSION_INTERNAL exposes _v2, _ptsz, _ptds and the legacy names),
+and every one that SRCDIR/core/compat.h declares for older headers (SRCDIR:
+the library's src/, by default next to this script), becomes one line:
 
     GA_ENTRY(name, class, pt, stream, (params), (args))    plain pass-through
     GA_HOOKED(name, family, class, pt, stream, (params), (args), (hook params))
@@ -22,10 +26,16 @@ stream  the CUstream the call enqueues work on, GA_DEFSTREAM for synchronous
         copies/memsets and the old launch API (default stream), GA_HIDDENSTREAM
         for a call whose streams are inside its parameters, GA_NOSTREAM for
         calls that enqueue nothing
+
+The table also defines GA_ENTRIES_CUDA_VERSION, the CUDA_VERSION of the cuda.h
+it was generated from; src/core/common.h refuses to compile against another.
 """
+import os
 import re
 import subprocess
 import sys
+
+OLDEST = 12000  # the oldest cuda.h the library builds against
 
 # Entry points whose wrapper calls a feature hook. Variants of one family share
 # a prototype; the wrapper passes its entry id so the hook knows the variant.
@@ -94,6 +104,15 @@ HOOKS = {
     "cuMemcpyHtoDAsync_v2_ptsz": "htod_async",
 }
 
+# Hooked entry points that older headers lack and compat.h cannot declare (their
+# parameter types are newer too), with the CUDA_VERSION that introduced them:
+# a table for older headers has no such entry, and src/hooks/ compiles their
+# hook only from that version on.
+HOOKS_SINCE = {
+    "cuStreamBeginCaptureToGraph": 12030,
+    "cuStreamBeginCaptureToGraph_ptsz": 12030,
+}
+
 # Functions that never write device memory and enqueue no work. Anything that
 # does not match is a writer: a stale read is worse than a missed optimization.
 READ_ONLY = re.compile(r"""^cu(
@@ -118,11 +137,20 @@ READ_ONLY = re.compile(r"""^cu(
 )""", re.X)
 
 
-def prototypes(include_dir):
-    src = "#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n"
-    out = subprocess.run(["cc", "-E", "-P", "-I", include_dir, "-x", "c", "-"],
+def preprocess(include_dir, src_dir):
+    """cuda.h and core/compat.h as the library sees them: (CUDA_VERSION, text)."""
+    src = ("#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n"
+           "#include \"core/compat.h\"\nint ga_cuda_version = CUDA_VERSION;\n")
+    out = subprocess.run(["cc", "-E", "-P", "-I", include_dir, "-I", src_dir, "-x", "c", "-"],
                          input=src, capture_output=True, text=True, check=True).stdout
     flat = re.sub(r"\s+", " ", out)
+    version = re.search(r"int ga_cuda_version = (\d+) ?;", flat)
+    if not version:
+        raise SystemExit("cuda.h defines no numeric CUDA_VERSION")
+    return int(version.group(1)), flat
+
+
+def prototypes(flat):
     for m in re.finditer(r"CUresult (cu[A-Z]\w*)\(([^;]*?)\);", flat):
         yield m.group(1), m.group(2).strip()
 
@@ -163,9 +191,14 @@ STREAM_OVERRIDES = {
 
 def main():
     inc = sys.argv[1] if len(sys.argv) > 1 else "/usr/local/cuda/include"
+    src_dir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    version, flat = preprocess(inc, src_dir)
+    if version < OLDEST:
+        raise SystemExit(f"cuda.h is CUDA_VERSION {version}: the library needs {OLDEST} or newer")
     seen = set()
     rows = []
-    for name, params in prototypes(inc):
+    for name, params in prototypes(flat):
         if name in seen:
             continue
         seen.add(name)
@@ -186,11 +219,12 @@ def main():
         if fam:  # the hook's own parameter list: the runtime and entry id first
             row += ", (const ga_rt_t *rt, ga_id_t id" + "".join(", " + p for p in plist) + ")"
         rows.append((name, row + ")"))
-    missing = set(HOOKS) - seen
+    missing = {n for n in set(HOOKS) - seen if version >= HOOKS_SINCE.get(n, 0)}
     if missing:
         raise SystemExit(f"hooked entry points missing from cuda.h: {sorted(missing)}")
     print("/* Generated by tools/gen-entries.py from cuda.h: do not edit by hand.\n"
           " * One line per wrapped driver entry point; see that script for the columns. */")
+    print(f"#ifndef GA_ENTRIES_CUDA_VERSION\n#define GA_ENTRIES_CUDA_VERSION {version}\n#endif")
     for _, row in sorted(rows):  # by name: the ids are then in strcmp order
         print(row)
 

@@ -11,6 +11,7 @@
  * application sees, so our wrappers are type-checked against cuda.h. */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include "core/compat.h" /* what the library calls, for headers older than CUDA 13.0 */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +40,12 @@ typedef enum ga_id {
 #undef GA_HOOKED
     GA_N_ENTRIES
 } ga_id_t;
+
+/* The table must come from the cuda.h this file includes: its prototypes are
+ * that header's (configure generates one in the build tree for headers other
+ * than the committed table's). */
+_Static_assert(GA_ENTRIES_CUDA_VERSION == CUDA_VERSION,
+               "core/entries.def was generated from another cuda.h: run configure again");
 
 /* Static facts about one entry point, indexed by ga_id_t (entry.c). */
 typedef struct ga_entry_info {

@@ -12,12 +12,12 @@
  * destroyed), and uncorrectable memory errors (taken as such, to be safe). */
 static inline bool ga_sticky_error(CUresult r)
 {
-    switch (r) {
-    case CUDA_ERROR_CONTAINED: case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT:
+    switch ((int)r) { /* int: two codes may be numbers only (core/compat.h) */
+    case GA_ERROR_CONTAINED: case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_ASSERT: case CUDA_ERROR_HARDWARE_STACK_ERROR:
     case CUDA_ERROR_ILLEGAL_INSTRUCTION: case CUDA_ERROR_MISALIGNED_ADDRESS:
     case CUDA_ERROR_INVALID_ADDRESS_SPACE: case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_LAUNCH_FAILED: case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_LAUNCH_FAILED: case GA_ERROR_TENSOR_MEMORY_LEAK:
     case CUDA_ERROR_MPS_CLIENT_TERMINATED: case CUDA_ERROR_EXTERNAL_DEVICE:
     case CUDA_ERROR_ECC_UNCORRECTABLE: case CUDA_ERROR_NVLINK_UNCORRECTABLE:
         return true;

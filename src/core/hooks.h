@@ -10,7 +10,8 @@
  *   hooks/lifecycle.c  stream_create stream_create_prio stream_destroy module_unload
  *                      library_unload ctx_destroy primary_reset
  *   hooks/sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
- *                      capture_begin capture_begin_v1 capture_begin_graph capture_end
+ *                      capture_begin capture_begin_v1 capture_begin_graph (from CUDA
+ *                      12.3 headers on) capture_end
  *   hooks/memory.c     alloc alloc_pitch free free_async meminfo addr_range ipc_get ipc_open
  *                      alloc_async alloc_pool_async pool_set_attr pool_get_attr
  *   hooks/hostmem.c    host_alloc host_alloc_v2 host_free

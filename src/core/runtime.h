@@ -56,6 +56,15 @@ static inline void *ga_real_fn(const ga_rt_t *rt, ga_id_t id)
  * if this driver lacks it. For hooks, whose entries share one prototype. */
 #define GA_REAL(rt, id, proto_name) ((__typeof__(&proto_name))ga_real_fn((rt), (id)))
 
+/* The driver's event timer: cuEventElapsedTime_v2 where the driver has it
+ * (CUDA 12.8 on), else cuEventElapsedTime, whose ABI is the same. NULL only on
+ * a driver with neither. */
+static inline __typeof__(&cuEventElapsedTime) ga_real_elapsed(const ga_rt_t *rt)
+{
+    void *f = ga_real_fn(rt, GA_ID_cuEventElapsedTime_v2);
+    return (__typeof__(&cuEventElapsedTime))(f ? f : ga_real_fn(rt, GA_ID_cuEventElapsedTime));
+}
+
 /* What fork must know of one stateful module. runtime.c takes every module's
  * locks before fork (in list order: rwlock, then mutex), releases them in the
  * parent, and in the child re-initializes them and calls `child`, which resets

@@ -56,7 +56,7 @@ typedef struct ga_feature {
     const char *summary;  /* one line, for reports (its name and switch: features.def) */
     bool (*on)(const ga_config_t *cfg);
     void (*off)(ga_config_t *cfg);      /* switched off: this driver lacks what it needs */
-    ga_id_t needs[8];
+    ga_id_t needs[12];
     unsigned n_needs;
     unsigned uses;                      /* GA_USES_* */
 

@@ -8,6 +8,7 @@
 #include "hooks/dispatch.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/hooks.h"
@@ -37,15 +38,28 @@ const char *const ga_feature_variables[GA_N_FEATURES] = {
 
 ga_dispatch_t ga_d;
 
-/* A driver too old for what an enabled feature needs switches it off, with a
- * warning, and everything else passes through as before. */
+/* The driver's CUDA release as "12.4", for messages ("?" if it does not say). */
+static void driver_release(const ga_rt_t *rt, char *buf, size_t cap)
+{
+    __typeof__(&cuDriverGetVersion) get = GA_REAL(rt, GA_ID_cuDriverGetVersion, cuDriverGetVersion);
+    int v = 0;
+    if (get && get(&v) == CUDA_SUCCESS && v > 0)
+        snprintf(buf, cap, "%d.%d", v / 1000, v % 1000 / 10);
+    else
+        snprintf(buf, cap, "?");
+}
+
+/* A driver too old for what an enabled feature needs switches it off, with
+ * one warning, and everything else passes through as before. */
 static bool has_needs(const ga_rt_t *rt, unsigned i)
 {
     const ga_feature_t *f = ga_features[i];
     for (unsigned k = 0; k < f->n_needs; k++)
         if (!rt->drv.fn[f->needs[k]]) {
-            ga_warn("%s=1 but this driver has no %s: the feature is off", ga_feature_variables[i],
-                    ga_entries[f->needs[k]].name);
+            char release[16];
+            driver_release(rt, release, sizeof release);
+            ga_warn("this driver (CUDA %s) has no %s, which %s needs: the feature is off",
+                    release, ga_entries[f->needs[k]].name, ga_feature_variables[i]);
             return false;
         }
     return true;

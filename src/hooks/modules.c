@@ -18,7 +18,7 @@
 /* The PTX ISA each CUDA release's driver takes (the PTX ISA manual's release
  * table), newest first; a driver newer than the table gets no retry. */
 static const struct { int cuda; unsigned major, minor; } isa_of[] = {
-    {13010, 9, 1}, {13000, 9, 0}, {12090, 8, 8}, {12080, 8, 7}, {12060, 8, 5}, {12050, 8, 5},
+    {13010, 9, 1}, {13000, 9, 0}, {12090, 8, 8}, {12080, 8, 7}, {12070, 8, 6}, {12050, 8, 5},
     {12040, 8, 4}, {12030, 8, 3}, {12020, 8, 2}, {12010, 8, 1}, {12000, 8, 0}, {11080, 7, 8},
     {11070, 7, 7}, {11060, 7, 6}, {11050, 7, 5}, {11040, 7, 4}, {11030, 7, 3}, {11020, 7, 2},
     {11010, 7, 1}, {11000, 7, 0},

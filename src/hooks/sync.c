@@ -113,6 +113,9 @@ CUresult ga_hook_capture_begin_v1(const ga_rt_t *rt, ga_id_t id, CUstream hStrea
     return begin_capture(rt, id, hStream, GA_REAL(rt, id, cuStreamBeginCapture)(hStream));
 }
 
+/* cuda.h declares it from CUDA 12.3 on; a table for older headers has no such
+ * entry (tools/gen-entries.py: HOOKS_SINCE), and it passes through unseen. */
+#if CUDA_VERSION >= 12030
 CUresult ga_hook_capture_begin_graph(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
                                      CUgraph hGraph, const CUgraphNode *dependencies,
                                      const CUgraphEdgeData *dependencyData,
@@ -123,6 +126,7 @@ CUresult ga_hook_capture_begin_graph(const ga_rt_t *rt, ga_id_t id, CUstream hSt
                          GA_REAL(rt, id, cuStreamBeginCaptureToGraph)(
                              hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
 }
+#endif
 
 CUresult ga_hook_capture_end(const ga_rt_t *rt, ga_id_t id, CUstream hStream, CUgraph *phGraph)
 {

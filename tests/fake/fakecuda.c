@@ -6,7 +6,13 @@
  * the stream tracker and the pass-through paths to be exercised end to end;
  * the same test programs run against the real driver on a GPU machine.
  * Exported names and prototypes come from cuda.h's exact-ELF-name mode, so the
- * compiler checks them against the real ABI. */
+ * compiler checks them against the real ABI.
+ *
+ * FAKECUDA_DRIVER_VERSION=12040 makes it an older driver (default 13000, CUDA
+ * 13.0): cuDriverGetVersion reports that version, the PTX ISA it takes follows
+ * it, and every entry point introduced after it is missing, as from a real
+ * driver of that release: dlsym finds no such symbol and cuGetProcAddress
+ * answers as the real one does (see "driver version" below). */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
@@ -18,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "core/compat.h" /* newer entry points the library calls, for older headers */
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 /* For calls that use no stream: only the capture-unsafe rule applies. */
@@ -108,11 +116,51 @@ FAKE_EXPORT CUresult cuInit(unsigned int flags)
     return CUDA_SUCCESS;
 }
 
+/* ---- driver version ----------------------------------------------------------
+ * The CUDA release this fake driver is (FAKECUDA_DRIVER_VERSION, default 13000).
+ * Read from `environ` with no libc call: an IFUNC resolver (FAKE_SINCE) may run
+ * while the program is still being relocated, before libc can be called and
+ * before `environ` is set (then the default applies). */
+extern char **environ; /* POSIX: the program declares it */
+
+static int driver_version(void)
+{
+    static const char key[] = "FAKECUDA_DRIVER_VERSION=";
+    for (char **e = environ; e && *e; e++) {
+        const char *s = *e;
+        size_t i = 0;
+        while (key[i] && s[i] == key[i])
+            i++;
+        if (key[i])
+            continue;
+        int v = 0;
+        for (s += i; *s >= '0' && *s <= '9' && v < 100000; s++)
+            v = v * 10 + (*s - '0');
+        return *s == '\0' && v >= 2000 ? v : 13000;
+    }
+    return 13000;
+}
+
+/* FAKE_SINCE(version, name): export the static fake_<name> as entry point
+ * <name>, which drivers have from CUDA `version` on. The export is an IFUNC:
+ * dlsym calls its resolver, which answers NULL when the simulated driver is
+ * older, so that dlsym finds nothing, as with a driver that lacks the symbol.
+ * Code in this file refers to fake_<name>, never to <name>: a reference
+ * resolved at load time would take the resolver's answer for good. */
+#define FAKE_SINCE(version, name)                                                         \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), __typeof__(&fake_##name)), \
+                   #name ": not the ABI cuda.h declares");                                  \
+    static void *resolve_##name(void)                                                     \
+    {                                                                                     \
+        return driver_version() >= (version) ? (void *)fake_##name : NULL;                \
+    }                                                                                     \
+    FAKE_EXPORT __typeof__(name) name __attribute__((ifunc("resolve_" #name)))
+
 FAKE_EXPORT CUresult cuDriverGetVersion(int *v)
 {
     if (!v)
         return CUDA_ERROR_INVALID_VALUE;
-    *v = 13000;
+    *v = driver_version();
     return CUDA_SUCCESS;
 }
 
@@ -160,6 +208,15 @@ FAKE_EXPORT CUresult cuCtxSynchronize(void)
     CAPTURE_RULES(1, NULL, 0);
     return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
+
+/* CUDA 13.0: the context to wait for is an argument (NULL: the current one). */
+static CUresult fake_cuCtxSynchronize_v2(CUcontext ctx)
+{
+    STICKY();
+    CAPTURE_RULES(1, NULL, 0);
+    return ctx || current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+FAKE_SINCE(13000, cuCtxSynchronize_v2);
 
 /* Fault injection for the tests, read from the environment of the test build
  * only (the library itself injects nothing):
@@ -506,8 +563,25 @@ FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
     return CUDA_SUCCESS;
 }
 
+/* The PTX ISA a driver of this release takes (the PTX ISA manual's release
+ * notes): 9.0 for CUDA 13.0, 8.4 for 12.4, 8.5 for 12.5 and 12.6. */
+static void driver_isa(unsigned *major, unsigned *minor)
+{
+    static const struct { int cuda; unsigned major, minor; } isa[] = {
+        {13000, 9, 0}, {12090, 8, 8}, {12080, 8, 7}, {12070, 8, 6}, {12050, 8, 5},
+        {12040, 8, 4}, {12030, 8, 3}, {12020, 8, 2}, {12010, 8, 1}, {12000, 8, 0},
+    };
+    int v = driver_version();
+    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++)
+        if (v >= isa[i].cuda) {
+            *major = isa[i].major, *minor = isa[i].minor;
+            return;
+        }
+    *major = 7, *minor = 8; /* older than the tests go */
+}
+
 /* PTX text as the driver's JIT judges it: a `.version` above what this driver
- * takes (FAKECUDA_PTX_MAX, default 9.0, as CUDA 13.0) is refused as
+ * takes (FAKECUDA_PTX_MAX, default the driver release's, 9.0 for CUDA 13.0) is refused as
  * unsupported; an instruction this JIT does not know (the marker
  * `fake.newinstr`) fails compilation. Anything else (a cubin, a fatbin) loads. */
 static CUresult fake_jit(const void *image)
@@ -515,9 +589,10 @@ static CUresult fake_jit(const void *image)
     const char *t = image, *v = strstr(t, ".version ");
     if (!v || memchr(t, '\0', (size_t)(v - t)))
         return CUDA_SUCCESS; /* not PTX text */
-    unsigned major = 0, minor = 0, mmax = 9, nmax = 0;
+    unsigned major = 0, minor = 0, mmax, nmax;
     if (sscanf(v + 9, "%u.%u", &major, &minor) != 2)
         return CUDA_ERROR_INVALID_PTX;
+    driver_isa(&mmax, &nmax);
     const char *env = getenv("FAKECUDA_PTX_MAX");
     if (env)
         (void)sscanf(env, "%u.%u", &mmax, &nmax);
@@ -592,7 +667,7 @@ FAKE_EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *
     return CUDA_SUCCESS;
 }
 
-FAKE_EXPORT CUresult cuKernelGetName(const char **name, CUkernel k)
+static CUresult fake_cuKernelGetName(const char **name, CUkernel k)
 {
     if (k == (CUkernel)&kernel_ga_add)
         *name = "ga_add";
@@ -602,8 +677,9 @@ FAKE_EXPORT CUresult cuKernelGetName(const char **name, CUkernel k)
         return CUDA_ERROR_INVALID_HANDLE;
     return CUDA_SUCCESS;
 }
+FAKE_SINCE(12030, cuKernelGetName);
 
-FAKE_EXPORT CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+static CUresult fake_cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
 {
     if (k == (CUkernel)&kernel_ga_add && i < 3) { /* like fill/add: 8 + 4 + 4 */
         *off = i == 0 ? 0 : 4 + 4 * i;
@@ -617,6 +693,7 @@ FAKE_EXPORT CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, siz
     }
     return CUDA_ERROR_INVALID_VALUE;
 }
+FAKE_SINCE(12040, cuKernelGetParamInfo);
 
 FAKE_EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 {
@@ -660,15 +737,16 @@ FAKE_EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfuncti
     return CUDA_SUCCESS;
 }
 
-FAKE_EXPORT CUresult cuFuncGetName(const char **name, CUfunction f)
+static CUresult fake_cuFuncGetName(const char **name, CUfunction f)
 {
     if (!is_kernel(f))
         return CUDA_ERROR_INVALID_HANDLE;
     *name = f == (CUfunction)&kernel_fill ? "fill" : "add";
     return CUDA_SUCCESS;
 }
+FAKE_SINCE(12030, cuFuncGetName);
 
-FAKE_EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+static CUresult fake_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
 {
     /* fill(u32 *p, u32 n, u32 v) and add(u32 *p, u32 n, u32 v): 8 + 4 + 4 bytes */
     static const size_t offs[] = {0, 8, 12}, sizes[] = {8, 4, 4};
@@ -680,6 +758,7 @@ FAKE_EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, siz
     *size = sizes[i];
     return CUDA_SUCCESS;
 }
+FAKE_SINCE(12040, cuFuncGetParamInfo);
 
 FAKE_EXPORT CUresult cuFuncGetModule(CUmodule *m, CUfunction f)
 {
@@ -837,11 +916,18 @@ FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
 FAKE_EXPORT CUresult cuGraphExecDestroy(CUgraphExec x) { free(x); return CUDA_SUCCESS; }
 FAKE_EXPORT CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
 
-FAKE_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+FAKE_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
     *ms = (float)(event_ms[(int *)b - event_objects] - event_ms[(int *)a - event_objects]);
     return CUDA_SUCCESS;
 }
+
+/* The same answer: what _v2 changed does not arise here. */
+static CUresult fake_cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+    return cuEventElapsedTime(ms, a, b);
+}
+FAKE_SINCE(12080, cuEventElapsedTime_v2);
 
 static __thread CUcontext ctx_stack[16];
 static __thread int ctx_depth;
@@ -1471,76 +1557,102 @@ FAKE_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t n)
 }
 
 /* cuGetProcAddress: what cudart does. Base name plus version picks the ELF
- * variant; the per-thread flag picks _ptsz/_ptds where one exists. */
+ * variant (one row per ABI, with the release that introduced it); the
+ * per-thread flag picks _ptsz/_ptds where one exists. As the real driver:
+ *  - a cudaVersion above the driver's own: CUDA_ERROR_INVALID_VALUE;
+ *  - a name this driver release does not have: CUDA_ERROR_NOT_FOUND, *pfn NULL,
+ *    status CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+ *  - a name whose every ABI is newer than cudaVersion: CUDA_ERROR_NOT_FOUND,
+ *    *pfn NULL, status CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT.
+ * The library relays whatever the driver answers; the tests compare. */
 typedef struct {
     const char *base;
+    int since;
     void *legacy, *per_thread;
 } proc_t;
 
 static const proc_t procs[] = {
-    {"cuInit", (void *)cuInit, NULL},
-    {"cuDriverGetVersion", (void *)cuDriverGetVersion, NULL},
-    {"cuDeviceGet", (void *)cuDeviceGet, NULL},
-    {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain, NULL},
-    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent, NULL},
-    {"cuCtxGetCurrent", (void *)cuCtxGetCurrent, NULL},
-    {"cuCtxSynchronize", (void *)cuCtxSynchronize, NULL},
-    {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL},
-    {"cuMemFree", (void *)cuMemFree_v2, NULL},
-    {"cuMemGetInfo", (void *)cuMemGetInfo_v2, NULL},
-    {"cuMemHostAlloc", (void *)cuMemHostAlloc, NULL},
-    {"cuMemAllocHost", (void *)cuMemAllocHost_v2, NULL},
-    {"cuMemFreeHost", (void *)cuMemFreeHost, NULL},
-    {"cuMemAllocAsync", (void *)cuMemAllocAsync, NULL},
-    {"cuMemFreeAsync", (void *)cuMemFreeAsync, NULL},
-    {"cuDeviceGetDefaultMemPool", (void *)cuDeviceGetDefaultMemPool, NULL},
-    {"cuMemPoolSetAttribute", (void *)cuMemPoolSetAttribute, NULL},
-    {"cuMemPoolGetAttribute", (void *)cuMemPoolGetAttribute, NULL},
-    {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
-    {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
-    {"cuMemcpyDtoHAsync", (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
-    {"cuMemcpyHtoDAsync", (void *)cuMemcpyHtoDAsync_v2, (void *)cuMemcpyHtoDAsync_v2_ptsz},
-    {"cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2, NULL},
-    {"cuMemHostAlloc", (void *)cuMemHostAlloc, NULL},
-    {"cuMemFreeHost", (void *)cuMemFreeHost, NULL},
-    {"cuPointerGetAttributes", (void *)cuPointerGetAttributes, NULL},
-    {"cuStreamGetCtx", (void *)cuStreamGetCtx, NULL},
-    {"cuEventQuery", (void *)cuEventQuery, NULL},
-    {"cuEventDestroy", (void *)cuEventDestroy_v2, NULL},
-    {"cuMemsetD32", (void *)cuMemsetD32_v2, NULL},
-    {"cuMemcpy", (void *)cuMemcpy, (void *)cuMemcpy_ptds},
-    {"cuModuleLoadData", (void *)cuModuleLoadData, NULL},
-    {"cuModuleGetFunction", (void *)cuModuleGetFunction, NULL},
-    {"cuModuleUnload", (void *)cuModuleUnload, NULL},
-    {"cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
-    {"cuStreamCreate", (void *)cuStreamCreate, NULL},
-    {"cuStreamSynchronize", (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
-    {"cuStreamDestroy", (void *)cuStreamDestroy_v2, NULL},
-    {"cuEventCreate", (void *)cuEventCreate, NULL},
-    {"cuEventRecord", (void *)cuEventRecord, NULL},
-    {"cuEventSynchronize", (void *)cuEventSynchronize, NULL},
-    {"cuFuncGetName", (void *)cuFuncGetName, NULL},
+    {"cuInit", 2000, (void *)cuInit, NULL},
+    {"cuDriverGetVersion", 2020, (void *)cuDriverGetVersion, NULL},
+    {"cuDeviceGet", 2000, (void *)cuDeviceGet, NULL},
+    {"cuDevicePrimaryCtxRetain", 7000, (void *)cuDevicePrimaryCtxRetain, NULL},
+    {"cuCtxSetCurrent", 4000, (void *)cuCtxSetCurrent, NULL},
+    {"cuCtxGetCurrent", 4000, (void *)cuCtxGetCurrent, NULL},
+    {"cuCtxSynchronize", 2000, (void *)cuCtxSynchronize, NULL},
+    {"cuCtxSynchronize", 13000, (void *)fake_cuCtxSynchronize_v2, NULL},
+    {"cuMemAlloc", 3020, (void *)cuMemAlloc_v2, NULL},
+    {"cuMemFree", 3020, (void *)cuMemFree_v2, NULL},
+    {"cuMemGetInfo", 3020, (void *)cuMemGetInfo_v2, NULL},
+    {"cuMemcpyHtoD", 3020, (void *)cuMemcpyHtoD_v2, (void *)cuMemcpyHtoD_v2_ptds},
+    {"cuMemcpyDtoH", 3020, (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
+    {"cuMemcpyDtoHAsync", 3020, (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
+    {"cuMemHostAlloc", 2020, (void *)cuMemHostAlloc, NULL},
+    {"cuMemAllocHost", 3020, (void *)cuMemAllocHost_v2, NULL},
+    {"cuMemFreeHost", 2000, (void *)cuMemFreeHost, NULL},
+    {"cuMemAllocAsync", 11020, (void *)cuMemAllocAsync, NULL},
+    {"cuMemFreeAsync", 11020, (void *)cuMemFreeAsync, NULL},
+    {"cuDeviceGetDefaultMemPool", 11020, (void *)cuDeviceGetDefaultMemPool, NULL},
+    {"cuMemPoolSetAttribute", 11020, (void *)cuMemPoolSetAttribute, NULL},
+    {"cuMemPoolGetAttribute", 11020, (void *)cuMemPoolGetAttribute, NULL},
+    {"cuMemcpyHtoDAsync", 3020, (void *)cuMemcpyHtoDAsync_v2, (void *)cuMemcpyHtoDAsync_v2_ptsz},
+    {"cuMemGetAddressRange", 3020, (void *)cuMemGetAddressRange_v2, NULL},
+    {"cuPointerGetAttributes", 7000, (void *)cuPointerGetAttributes, NULL},
+    {"cuStreamGetCtx", 9020, (void *)cuStreamGetCtx, NULL},
+    {"cuEventQuery", 2000, (void *)cuEventQuery, NULL},
+    {"cuEventDestroy", 4000, (void *)cuEventDestroy_v2, NULL},
+    {"cuMemsetD32", 3020, (void *)cuMemsetD32_v2, NULL},
+    {"cuMemcpy", 4000, (void *)cuMemcpy, (void *)cuMemcpy_ptds},
+    {"cuModuleLoadData", 2000, (void *)cuModuleLoadData, NULL},
+    {"cuModuleGetFunction", 2000, (void *)cuModuleGetFunction, NULL},
+    {"cuModuleUnload", 2000, (void *)cuModuleUnload, NULL},
+    {"cuLaunchKernel", 4000, (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
+    {"cuStreamCreate", 2000, (void *)cuStreamCreate, NULL},
+    {"cuStreamSynchronize", 2000, (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
+    {"cuStreamDestroy", 4000, (void *)cuStreamDestroy_v2, NULL},
+    {"cuEventCreate", 2000, (void *)cuEventCreate, NULL},
+    {"cuEventRecord", 2000, (void *)cuEventRecord, NULL},
+    {"cuEventSynchronize", 2000, (void *)cuEventSynchronize, NULL},
+    {"cuEventElapsedTime", 2000, (void *)cuEventElapsedTime, NULL},
+    {"cuEventElapsedTime", 12080, (void *)fake_cuEventElapsedTime_v2, NULL},
+    {"cuFuncGetName", 12030, (void *)fake_cuFuncGetName, NULL},
 };
+
+/* The newest row for `symbol` that this driver has and `version` asks for;
+ * *known tells whether this driver has the name at all. */
+static const proc_t *find_proc(const char *symbol, int version, bool *known)
+{
+    const proc_t *best = NULL;
+    *known = false;
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+        const proc_t *p = &procs[i];
+        if (strcmp(p->base, symbol) || p->since > driver_version())
+            continue;
+        *known = true;
+        if (p->since <= version && (!best || p->since > best->since))
+            best = p;
+    }
+    return best;
+}
 
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
                                          cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
-    if (!symbol || !pfn)
+    if (!symbol || !pfn || version > driver_version())
         return CUDA_ERROR_INVALID_VALUE;
-    (void)version;
-    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
-        if (strcmp(procs[i].base, symbol))
-            continue;
-        int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && procs[i].per_thread;
-        *pfn = pt ? procs[i].per_thread : procs[i].legacy;
-        if (status)
-            *status = CU_GET_PROC_ADDRESS_SUCCESS;
-        return CUDA_SUCCESS;
-    }
+    bool known;
+    const proc_t *p = find_proc(symbol, version, &known);
     *pfn = NULL;
+    if (!p) {
+        if (status)
+            *status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                            : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    int pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && p->per_thread;
+    *pfn = pt ? p->per_thread : p->legacy;
     if (status)
-        *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    return CUDA_ERROR_NOT_FOUND;
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)

@@ -17,7 +17,7 @@ if ! command -v clang >/dev/null ||
     echo "SKIP: fuzzing needs clang with libFuzzer (-fsanitize=fuzzer)"
     exit 77
 fi
-inc="-I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I/usr/local/cuda/include}")"
+inc="${ENTRIES_CPPFLAGS:-} -I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I/usr/local/cuda/include}")"
 # The library's sources without its exports (doors.c would interpose dlsym in
 # the fuzzer itself, wrappers.c the driver API): the parsers and what they use.
 core=$(find "$src"/src -name '*.c' | grep -v -e /wrappers.c -e /doors.c)

@@ -380,8 +380,7 @@ static void time_replay_locked(const ga_rt_t *rt, topo_t *t, int which)
 static void judge_timing_locked(const ga_rt_t *rt, topo_t *t)
 {
     __typeof__(&cuEventQuery) query = GA_REAL(rt, GA_ID_cuEventQuery, cuEventQuery);
-    __typeof__(&cuEventElapsedTime_v2) elapsed =
-        GA_REAL(rt, GA_ID_cuEventElapsedTime_v2, cuEventElapsedTime_v2);
+    __typeof__(&cuEventElapsedTime) elapsed = ga_real_elapsed(rt);
     float ms = 0;
     if (!t->timing_pending || !query || !elapsed || !ga_own_calls_enter())
         return;

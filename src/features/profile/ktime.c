@@ -37,9 +37,7 @@ void ga_prof_resolve_timing(prof_t *p, const ga_rt_t *rt)
     ev.record = GA_REAL(rt, GA_ID_cuEventRecord, cuEventRecord);
     ev.query = GA_REAL(rt, GA_ID_cuEventQuery, cuEventQuery);
     ev.sync = GA_REAL(rt, GA_ID_cuEventSynchronize, cuEventSynchronize);
-    ev.elapsed = GA_REAL(rt, GA_ID_cuEventElapsedTime_v2, cuEventElapsedTime);
-    if (!ev.elapsed)
-        ev.elapsed = GA_REAL(rt, GA_ID_cuEventElapsedTime, cuEventElapsedTime);
+    ev.elapsed = ga_real_elapsed(rt);
     if (!ev.create || !ev.record || !ev.query || !ev.sync || !ev.elapsed) {
         p->knote = "unavailable: this driver lacks the event functions kernel timing needs";
         return;

@@ -241,8 +241,7 @@ static double time_config(trial_t *t, const snap_t *start, const unsigned g[3],
     __typeof__(&cuEventRecord) rec = GA_REAL(t->rt, GA_ID_cuEventRecord, cuEventRecord);
     __typeof__(&cuEventSynchronize) esync =
         GA_REAL(t->rt, GA_ID_cuEventSynchronize, cuEventSynchronize);
-    __typeof__(&cuEventElapsedTime_v2) elapsed =
-        GA_REAL(t->rt, GA_ID_cuEventElapsedTime_v2, cuEventElapsedTime_v2);
+    __typeof__(&cuEventElapsedTime) elapsed = ga_real_elapsed(t->rt);
     double us[TIMING_RUNS];
     for (int i = 0; i < TIMING_RUNS; i++) {
         float ms = 0;
@@ -591,6 +590,13 @@ const ga_feature_t ga_feature_tuner = {
     .summary = "proves faster launch configurations bit-identical and writes the tune table",
     .on = tuner_on,
     .off = tuner_off,
+    /* Names and parameter layouts (CUDA 12.3, 12.4) to know a kernel and
+     * restore its memory; events to time it; copies to snapshot and compare. */
+    .needs = {GA_ID_cuFuncGetName, GA_ID_cuFuncGetParamInfo, GA_ID_cuLaunchKernel,
+              GA_ID_cuCtxSynchronize, GA_ID_cuEventCreate, GA_ID_cuEventRecord,
+              GA_ID_cuEventSynchronize, GA_ID_cuEventElapsedTime, GA_ID_cuMemcpyDtoH_v2,
+              GA_ID_cuMemcpyHtoD_v2},
+    .n_needs = 10,
     .uses = GA_USES_CALLS,
     .init = ga_tuner_init,
     .exit = ga_tuner_write,

@@ -1,12 +1,37 @@
 /* test_features.c - the feature list and its dispatch (hooks/features.c): a
- * driver too old for a feature switches it off (with a warning), the others
- * stay as configured; the dispatch holds exactly the enabled features'
- * handlers, in features.def order; what tracking keeps follows from them. */
+ * driver too old for a feature switches it off (with one warning naming the
+ * driver's release and the missing entry point), the others stay as
+ * configured; the dispatch holds exactly the enabled features' handlers, in
+ * features.def order; what tracking keeps follows from them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "check.h"
+#include "core/log.h"
 #include "hooks/dispatch.h"
 #include "stub_driver.h"
 
 static int dummy_fn;
+
+static CUresult driver_12_2(int *v)
+{
+    *v = 12020;
+    return CUDA_SUCCESS;
+}
+
+/* How many lines of the log file at `path` contain `text`. */
+static int log_lines(const char *path, const char *text)
+{
+    char line[1024];
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
 
 static void check_and_enable(ga_rt_t *rt)
 {
@@ -33,9 +58,21 @@ int main(void)
     CHECK(ga_d.n_read == 1 && ga_d.n_hold == 1 && ga_d.n_alloc_done == 0 && !ga_d.timed);
     CHECK(ga_d.sequences); /* graphs learns from the sequence detector: the hooks feed it */
 
+    char log[] = "/tmp/test_features.XXXXXX";
+    int fd = mkstemp(log);
+    CHECK(fd >= 0);
+    ga_log_configure(GA_LOG_WARN, log);
+    rt.drv.fn[GA_ID_cuDriverGetVersion] = (void *)driver_12_2;
     rt.drv.fn[GA_ID_cuGraphExecKernelNodeSetParams_v2] = NULL; /* an old driver */
     rt.drv.fn[GA_ID_cuLibraryLoadData] = NULL;
     check_and_enable(&rt);
+    ga_log_configure(GA_LOG_WARN, NULL);
+    CHECK(log_lines(log, "gpuaccel: warning: ") == 2);
+    CHECK(log_lines(log, "this driver (CUDA 12.2) has no cuGraphExecKernelNodeSetParams_v2, "
+                         "which GPUACCEL_GRAPHS needs: the feature is off") == 1);
+    CHECK(log_lines(log, "this driver (CUDA 12.2) has no cuLibraryLoadData, "
+                         "which GPUACCEL_KERNELS needs: the feature is off") == 1);
+    close(fd), unlink(log);
     CHECK(!rt.cfg.graphs && !rt.cfg.kernels);
     CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.tune);
     CHECK(ga_d.n_hold == 0 && ga_d.n_rewrite == 1);
