@@ -34,6 +34,7 @@ enum {
 };
 
 typedef enum { GA_FLUSH_STREAM, GA_FLUSH_ALL } ga_flush_t;
+#define GA_HOSTALLOC_LEGACY (1u << 31) /* a host_alloc from cuMemAllocHost */
 typedef enum { GA_COPY_HTOD, GA_COPY_DTOH, GA_COPY_DTOD, GA_COPY_OTHER } ga_copy_dir_t;
 
 /* A launch as the hooks see it, and as features may rewrite it. */
@@ -82,8 +83,9 @@ typedef struct ga_feature {
      * src: it may be pageable, page-locked, device, managed or mapped memory. */
     bool (*write)(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, const void *src, size_t n,
                   CUstream s, CUresult *r);
-    /* Page-locked host memory: cuMemHostAlloc (cuMemAllocHost: flags 0) and
-     * cuMemFreeHost. */
+    /* Page-locked host memory: cuMemHostAlloc and cuMemFreeHost; cuMemAllocHost
+     * comes with flags GA_HOSTALLOC_LEGACY (the driver decides its flags:
+     * cudaMallocHost's memory is portable, for one). */
     bool (*host_alloc)(const ga_rt_t *rt, void **pp, size_t bytes, unsigned flags, CUresult *r);
     bool (*host_free)(const ga_rt_t *rt, void *p, CUresult *r);
     /* cuMemPoolSetAttribute (set) and cuMemPoolGetAttribute: a feature that

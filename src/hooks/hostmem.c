@@ -14,6 +14,7 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
     if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r)) {
         r = id == GA_ID_cuMemAllocHost_v2 ? GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize)
                                           : GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
+        /* (Flags holds GA_HOSTALLOC_LEGACY only for cuMemAllocHost, which ignores it.) */
         if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
             r = id == GA_ID_cuMemAllocHost_v2
                     ? GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize)
@@ -31,7 +32,7 @@ CUresult ga_hook_host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byt
 
 CUresult ga_hook_host_alloc_v2(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize)
 {
-    return host_alloc(rt, id, pp, bytesize, 0);
+    return host_alloc(rt, id, pp, bytesize, GA_HOSTALLOC_LEGACY);
 }
 
 CUresult ga_hook_host_free(const ga_rt_t *rt, ga_id_t id, void *p)

@@ -86,9 +86,14 @@ static void pinned_init(const ga_rt_t *rt)
     limit = rt->cfg.pinned_limit;
 }
 
-static __typeof__(&cuMemHostAlloc) real_alloc(const ga_rt_t *rt)
+/* cuMemAllocHost's blocks are made by cuMemAllocHost (the driver chooses
+ * their flags: cudaMallocHost memory reports itself portable) and reused only
+ * for it; cuMemHostAlloc's with the program's flags. */
+static CUresult real_alloc(const ga_rt_t *rt, void **p, size_t size, unsigned flags)
 {
-    return GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
+    if (flags & GA_HOSTALLOC_LEGACY)
+        return GA_REAL(rt, GA_ID_cuMemAllocHost_v2, cuMemAllocHost_v2)(p, size);
+    return GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc)(p, size, flags);
 }
 
 static void give_back(const ga_rt_t *rt, block_t *b)
@@ -145,10 +150,10 @@ static void release_all(const ga_rt_t *rt)
 static block_t *fresh(const ga_rt_t *rt, CUcontext ctx, unsigned flags, size_t size)
 {
     void *p = NULL;
-    CUresult r = real_alloc(rt)(&p, size, flags);
+    CUresult r = real_alloc(rt, &p, size, flags);
     if (r == CUDA_ERROR_OUT_OF_MEMORY && n_free) {
         release_all(rt);
-        r = real_alloc(rt)(&p, size, flags);
+        r = real_alloc(rt, &p, size, flags);
     }
     block_t *b = r == CUDA_SUCCESS ? calloc(1, sizeof *b) : NULL;
     if (!b) {
@@ -167,7 +172,7 @@ static bool pinned_alloc(const ga_rt_t *rt, void **pp, size_t bytes, unsigned fl
                          CUresult *r)
 {
     const unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
-                           CU_MEMHOSTALLOC_WRITECOMBINED;
+                           CU_MEMHOSTALLOC_WRITECOMBINED | GA_HOSTALLOC_LEGACY;
     size_t size = class_of(bytes);
     if (!pp || !bytes || (flags & ~known) || size > limit || ga_serving_off())
         return false;
@@ -282,9 +287,10 @@ const ga_feature_t ga_feature_pinned = {
     .summary = "page-locked host allocations served from a cache",
     .on = switch_on,
     .off = switch_off,
-    .needs = {GA_ID_cuMemHostAlloc, GA_ID_cuMemFreeHost, GA_ID_cuEventCreate,
-              GA_ID_cuEventRecord, GA_ID_cuEventQuery, GA_ID_cuCtxGetCurrent},
-    .n_needs = 6,
+    .needs = {GA_ID_cuMemHostAlloc, GA_ID_cuMemAllocHost_v2, GA_ID_cuMemFreeHost,
+              GA_ID_cuEventCreate, GA_ID_cuEventRecord, GA_ID_cuEventQuery,
+              GA_ID_cuCtxGetCurrent},
+    .n_needs = 7,
     .uses = GA_USES_STREAMS,
     .init = pinned_init,
     .report = pinned_report,
