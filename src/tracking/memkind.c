@@ -19,15 +19,26 @@ static __thread unsigned seen_next __attribute__((tls_model("initial-exec")));
 
 /* cuPointerGetAttributes answers for any address (plain host memory gets
  * memory type 0), unlike cuPointerGetAttribute, which fails on it. */
-static bool host_byte(const ga_rt_t *rt, uintptr_t a)
+bool ga_pointer_kind(const ga_rt_t *rt, uintptr_t a, unsigned *type, bool *managed)
 {
     __typeof__(&cuPointerGetAttributes) get =
         GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
     CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
                                    CU_POINTER_ATTRIBUTE_IS_MANAGED};
-    unsigned type = CU_MEMORYTYPE_DEVICE, managed = 1;
-    void *data[] = {&type, &managed};
+    unsigned t = CU_MEMORYTYPE_DEVICE, m = 1;
+    void *data[] = {&t, &m};
     if (!get || get(2, attrs, data, (CUdeviceptr)a) != CUDA_SUCCESS)
+        return false;
+    *type = t;
+    *managed = m != 0;
+    return true;
+}
+
+static bool host_byte(const ga_rt_t *rt, uintptr_t a)
+{
+    unsigned type;
+    bool managed;
+    if (!ga_pointer_kind(rt, a, &type, &managed))
         return false;
     return !managed && (type == 0 || type == CU_MEMORYTYPE_HOST);
 }

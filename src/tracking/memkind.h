@@ -9,6 +9,8 @@
 #ifndef GA_MEMKIND_H
 #define GA_MEMKIND_H
 
+#include <stdint.h>
+
 #include "core/runtime.h"
 
 /* True if [p, p+n) is host memory the library may read or write with memcpy
@@ -18,5 +20,10 @@
  * cached per thread while the write epoch stands (rt->epochs; every call that
  * can map memory moves it); without epochs the driver is asked every time. */
 bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n);
+
+/* What the driver says of the byte at a: its memory type (0 for memory it
+ * does not know: plain pageable host memory) and whether it is managed.
+ * False when it cannot say. Never cached. */
+bool ga_pointer_kind(const ga_rt_t *rt, uintptr_t a, unsigned *type, bool *managed);
 
 #endif

@@ -78,6 +78,7 @@
 
 #include "core/log.h"
 #include "features/feature.h"
+#include "tracking/memkind.h"
 #include "features/staging/crew.h"
 #include "tracking/capture.h"
 #include "tracking/device.h"
@@ -207,13 +208,9 @@ static bool device_range_ok(const ga_rt_t *rt, CUdeviceptr d, size_t n)
  * success) for it, unlike cuPointerGetAttribute. */
 static bool pageable_byte(const ga_rt_t *rt, uintptr_t a)
 {
-    __typeof__(&cuPointerGetAttributes) get =
-        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
-    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                   CU_POINTER_ATTRIBUTE_IS_MANAGED};
-    unsigned type = CU_MEMORYTYPE_DEVICE, managed = 1;
-    void *data[] = {&type, &managed};
-    return get && get(2, attrs, data, (CUdeviceptr)a) == CUDA_SUCCESS && type == 0 && !managed;
+    unsigned type;
+    bool managed;
+    return ga_pointer_kind(rt, a, &type, &managed) && type == 0 && !managed;
 }
 
 /* [p, p+n) pageable host memory, every page of it mapped. */
