@@ -6,19 +6,25 @@
 #include "hooks/dispatch.h"
 #include "tracking/streams.h"
 
+/* The program's own call: cuMemAllocHost has no flags (Flags then holds only
+ * GA_HOSTALLOC_LEGACY, which the features read). */
+static CUresult driver_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize,
+                             unsigned Flags)
+{
+    if (id == GA_ID_cuMemAllocHost_v2)
+        return GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize);
+    return GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
+}
+
 static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize,
                            unsigned Flags)
 {
     CUresult r;
     ga_hooks_plain_before(rt, true, GA_NOSTREAM);
     if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r)) {
-        r = id == GA_ID_cuMemAllocHost_v2 ? GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize)
-                                          : GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
-        /* (Flags holds GA_HOSTALLOC_LEGACY only for cuMemAllocHost, which ignores it.) */
+        r = driver_alloc(rt, id, pp, bytesize, Flags);
         if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
-            r = id == GA_ID_cuMemAllocHost_v2
-                    ? GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize)
-                    : GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
+            r = driver_alloc(rt, id, pp, bytesize, Flags);
     }
     ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true);
     return r;

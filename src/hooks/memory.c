@@ -133,6 +133,15 @@ CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
  * told first (they may adjust the pool before its first use); then the
  * driver, with one retry after the features gave memory back on
  * out-of-memory. Under capture the call reaches the graph untouched. */
+/* The program's own call: from its pool, or the device's current one. */
+static CUresult driver_alloc_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr,
+                                   size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{
+    if (pool)
+        return GA_REAL(rt, id, cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream);
+    return GA_REAL(rt, id, cuMemAllocAsync)(dptr, bytesize, hStream);
+}
+
 static CUresult alloc_async_common(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr,
                                    size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
@@ -142,11 +151,9 @@ static CUresult alloc_async_common(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *d
     ga_work_begin(rt, true);
     if (!ga_serving_off())
         GA_EACH(alloc_async_begin, rt, pool, hStream, pt);
-    CUresult r = pool ? GA_REAL(rt, id, cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
-                      : GA_REAL(rt, id, cuMemAllocAsync)(dptr, bytesize, hStream);
+    CUresult r = driver_alloc_async(rt, id, dptr, bytesize, pool, hStream);
     if (r == CUDA_ERROR_OUT_OF_MEMORY && !ga_serving_off() && GA_SERVE(reclaim, rt))
-        r = pool ? GA_REAL(rt, id, cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
-                 : GA_REAL(rt, id, cuMemAllocAsync)(dptr, bytesize, hStream);
+        r = driver_alloc_async(rt, id, dptr, bytesize, pool, hStream);
     ga_work_end(rt, r, hStream, pt, true);
     GA_EACH(alloc_done, rt, r == CUDA_SUCCESS && dptr ? *dptr : 0, bytesize, since(t0), r);
     return r;
