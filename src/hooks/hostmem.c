@@ -3,6 +3,7 @@
  * (the pinned cache); otherwise the driver's call exactly as a plain entry
  * point makes it (these may synchronize and map memory: writers). */
 #include "core/hooks.h"
+#include "core/log.h"
 #include "hooks/dispatch.h"
 #include "tracking/streams.h"
 
@@ -26,6 +27,9 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
         if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
             r = driver_alloc(rt, id, pp, bytesize, Flags);
     }
+    ga_debug("host alloc: %zu bytes, flags %#x%s: %s %p", bytesize, Flags & ~GA_HOSTALLOC_LEGACY,
+             Flags & GA_HOSTALLOC_LEGACY ? " (cuMemAllocHost)" : "", r ? "error" : "at",
+             pp && !r ? *pp : NULL);
     ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true);
     return r;
 }

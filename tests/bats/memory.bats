@@ -48,6 +48,20 @@ setup() {
     [[ "$output" == *"driver_host_allocs=30"* ]]
 }
 
+@test "pinned: a portable block is portable although small blocks kept here share its chunk" {
+    # FAKECUDA_HOST_CHUNKS: the fake driver places small page-locked
+    # allocations in shared chunks whose flags win, as a real driver was seen to
+    native_out=$(FAKECUDA_HOST_CHUNKS=1 native "$PROGS/hostmem_prog" portable)
+    [[ "$native_out" == *"portable=1"* ]]
+    run env FAKECUDA_HOST_CHUNKS=1 GPUACCEL_PINNED=1 GPUACCEL_LOG=debug LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/hostmem_prog" portable
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"portable=1"* ]]
+    [[ "$output" == *"bad=0"* ]]
+    [[ "$output" == *"made again apart from other blocks: as asked"* ]]
+}
+
 @test "pinned: a limit of 0 keeps nothing; every allocation reaches the driver" {
     run env GPUACCEL_PINNED=1 GPUACCEL_PINNED_LIMIT=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/hostmem_prog" pinned 12

@@ -329,6 +329,7 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
  * memory; plain pageable memory it does not know (memory type 0). */
 static void *pinned[1024];
 static size_t pinned_sizes[1024];
+static unsigned pinned_flags[1024];
 
 static int pinned_locked(const void *p)
 {
@@ -404,7 +405,6 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
 static unsigned host_allocs; /* cuMemHostAlloc calls, for fakecuda_host_allocs */
 FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
 {
-    (void)flags;
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     if (!pp)
         return CUDA_ERROR_INVALID_VALUE;
@@ -417,10 +417,41 @@ FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
     while (i < sizeof pinned / sizeof pinned[0] && pinned[i])
         i++;
     if (i < sizeof pinned / sizeof pinned[0])
-        pinned[i] = p, pinned_sizes[i] = n;
+        pinned[i] = p, pinned_sizes[i] = n, pinned_flags[i] = flags;
     pthread_mutex_unlock(&lock);
     *pp = p;
     return CUDA_SUCCESS;
+}
+
+/* The flags of a page-locked allocation. With FAKECUDA_HOST_CHUNKS set, as
+ * the real driver was seen to do (H100, driver 580): requests under 2 MiB
+ * share chunks, and one placed while another small allocation lives reports
+ * that one's portable and write-combined bits instead of its own (the oldest
+ * such allocation stands for "the chunk"). */
+FAKE_EXPORT CUresult cuMemHostGetFlags(unsigned *pflags, void *p)
+{
+    const size_t small = 2u << 20;
+    const unsigned shared = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_WRITECOMBINED;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (!pflags)
+        return r;
+    pthread_mutex_lock(&lock);
+    size_t me = sizeof pinned / sizeof pinned[0], first = me;
+    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++) {
+        if (pinned[i] == p)
+            me = i;
+        else if (pinned[i] && pinned_sizes[i] < small && first == sizeof pinned / sizeof pinned[0])
+            first = i;
+    }
+    if (me < sizeof pinned / sizeof pinned[0]) {
+        unsigned f = pinned_flags[me] | CU_MEMHOSTALLOC_DEVICEMAP; /* unified addressing */
+        if (getenv("FAKECUDA_HOST_CHUNKS") && pinned_sizes[me] < small && first < me)
+            f = (f & ~shared) | (pinned_flags[first] & shared);
+        *pflags = f;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 FAKE_EXPORT CUresult cuMemFreeHost(void *p)
@@ -1587,6 +1618,7 @@ static const proc_t procs[] = {
     {"cuMemcpyDtoH", 3020, (void *)cuMemcpyDtoH_v2, (void *)cuMemcpyDtoH_v2_ptds},
     {"cuMemcpyDtoHAsync", 3020, (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
     {"cuMemHostAlloc", 2020, (void *)cuMemHostAlloc, NULL},
+    {"cuMemHostGetFlags", 2030, (void *)cuMemHostGetFlags, NULL},
     {"cuMemAllocHost", 3020, (void *)cuMemAllocHost_v2, NULL},
     {"cuMemFreeHost", 2000, (void *)cuMemFreeHost, NULL},
     {"cuMemAllocAsync", 11020, (void *)cuMemAllocAsync, NULL},

@@ -9,7 +9,10 @@
  *   hostmem_prog pinned [N]  N x (cuMemHostAlloc of changing sizes and flags,
  *                            fill, through the device, cuMemFreeHost); then
  *                            how many allocations reached the driver (the
- *                            fake driver counts them) */
+ *                            fake driver counts them)
+ *   hostmem_prog portable    a 256 KiB block without flags, freed, then a
+ *                            64 KiB portable one: the flags the driver
+ *                            reports for it */
 #define _GNU_SOURCE
 #include "linked.h"
 #include <dlfcn.h>
@@ -77,6 +80,20 @@ static void pinned_loop(int n)
     printf("driver_host_allocs=%u\n", count ? count() : 0);
 }
 
+static void portable(void)
+{
+    void *a, *b;
+    unsigned flags = 0;
+    CK(cuMemHostAlloc(&a, 256 << 10, 0));
+    roundtrip(a, 256 << 10, 1);
+    CK(cuMemFreeHost(a));
+    CK(cuMemHostAlloc(&b, 64 << 10, CU_MEMHOSTALLOC_PORTABLE));
+    roundtrip(b, 64 << 10, 2);
+    CK(cuMemHostGetFlags(&flags, b));
+    printf("portable=%d\n", !!(flags & CU_MEMHOSTALLOC_PORTABLE));
+    CK(cuMemFreeHost(b));
+}
+
 int main(int argc, char **argv)
 {
     CUdevice dev;
@@ -92,6 +109,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "pinned"))
         pinned_loop(n);
+    else if (!strcmp(mode, "portable"))
+        portable();
     else
         async_loop(n);
     printf("bad=%u\n", bad);

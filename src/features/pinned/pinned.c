@@ -6,7 +6,8 @@
  * every time. Freed blocks are kept here and handed out again, by size class
  * (four per power of two above 4 KiB, so at most a quarter is slack), only to
  * a request from the same context with the same flags (portable, mapped,
- * write-combined: a block is exactly what a fresh one would be). PyTorch's
+ * write-combined: a block is exactly what a fresh one would be, checked with
+ * the driver when portable or write-combined was asked: see as_asked). PyTorch's
  * CachingHostAllocator does the same for its own tensors; this serves any
  * program.
  *
@@ -147,6 +148,45 @@ static void release_all(const ga_rt_t *rt)
     }
 }
 
+/* Free blocks of flags other than `flags` go back to the driver. */
+static void release_others(const ga_rt_t *rt, unsigned flags)
+{
+    block_t *out = NULL;
+    pthread_mutex_lock(&lock);
+    for (block_t *b = oldest, *next; b; b = next) {
+        next = b->next;
+        if (b->flags != flags) {
+            unlink_locked(b);
+            b->next = out;
+            out = b;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    for (block_t *b = out, *next; b; b = next) {
+        next = b->next;
+        give_back(rt, b);
+    }
+}
+
+/* Whether the driver reports p with the portable and write-combined bits
+ * asked for. It page-locks small requests inside chunks that several share,
+ * and a request placed in a chunk another allocation holds takes that
+ * chunk's bits (H100, driver 580: a 256 KiB portable request, placed beside
+ * blocks kept here that had been asked without it, was reported not
+ * portable). Natively those blocks were freed already. */
+static bool as_asked(const ga_rt_t *rt, void *p, unsigned flags)
+{
+    unsigned want = flags & (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_WRITECOMBINED), got = 0;
+    if (!want || (flags & GA_HOSTALLOC_LEGACY))
+        return true;
+    if (GA_REAL(rt, GA_ID_cuMemHostGetFlags, cuMemHostGetFlags)(&got, p) != CUDA_SUCCESS)
+        return true; /* cannot tell: as the driver made it */
+    return (got & want) == want;
+}
+
+/* A new page-locked block. One that came out without the bits asked for is
+ * made again after the free blocks of other flags went back, so that it is
+ * placed as it would have been natively. */
 static block_t *fresh(const ga_rt_t *rt, CUcontext ctx, unsigned flags, size_t size)
 {
     void *p = NULL;
@@ -154,6 +194,13 @@ static block_t *fresh(const ga_rt_t *rt, CUcontext ctx, unsigned flags, size_t s
     if (r == CUDA_ERROR_OUT_OF_MEMORY && n_free) {
         release_all(rt);
         r = real_alloc(rt, &p, size, flags);
+    }
+    if (r == CUDA_SUCCESS && !as_asked(rt, p, flags)) {
+        GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost)(p);
+        release_others(rt, flags);
+        r = real_alloc(rt, &p, size, flags);
+        ga_debug("pinned: %zu bytes with flags %#x made again apart from other blocks: %s", size,
+                 flags, r ? "failed" : as_asked(rt, p, flags) ? "as asked" : "still not as asked");
     }
     block_t *b = r == CUDA_SUCCESS ? calloc(1, sizeof *b) : NULL;
     if (!b) {
@@ -289,8 +336,8 @@ const ga_feature_t ga_feature_pinned = {
     .off = switch_off,
     .needs = {GA_ID_cuMemHostAlloc, GA_ID_cuMemAllocHost_v2, GA_ID_cuMemFreeHost,
               GA_ID_cuEventCreate, GA_ID_cuEventRecord, GA_ID_cuEventQuery,
-              GA_ID_cuCtxGetCurrent},
-    .n_needs = 7,
+              GA_ID_cuCtxGetCurrent, GA_ID_cuMemHostGetFlags},
+    .n_needs = 8,
     .uses = GA_USES_STREAMS,
     .init = pinned_init,
     .report = pinned_report,
