@@ -55,7 +55,8 @@ static const command_help_t command_helps[] = {
      "run CMD with libgpuaccel preloaded; LIST: comma-separated features (%s)"},
     {"profile", "[-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] [--disable LIST] "
      "[--] CMD", "write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile);\n"
-     "          -o is checked before CMD runs; --force overwrites"},
+     "          -o is checked before CMD runs; --force overwrites; features are off\n"
+     "          unless --enable or the environment turns them on"},
     {"tune", "[-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] [--] CMD",
      "run CMD once under the tuner; write the configurations it proved\n"
      "          bit-identical and faster (default FILE: gpuaccel-tune.table)"},
@@ -626,6 +627,19 @@ static int check_output(const char *opt, const char *file, bool force)
     return EX_OK;
 }
 
+/* A profile shows what the program does by itself, so that its estimates are
+ * of what each feature would change: every feature the command line, the
+ * environment (GPUACCEL, GPUACCEL_<FEATURE>) or a --config file does not set
+ * is off. */
+static void profile_alone(const opts_t *o)
+{
+    if (o->enable_all || o->config || getenv("GPUACCEL") || getenv("GPUACCEL_CONFIG"))
+        return;
+    for (int i = 0; i < N_FEATURES; i++)
+        if (!o->feature_set[i] && !getenv(feature_vars[i]))
+            setenv(feature_vars[i], "0", 1);
+}
+
 static int cmd_profile(opts_t *o)
 {
     char lib[PATH_MAX], path[PATH_MAX];
@@ -661,6 +675,7 @@ static int cmd_profile(opts_t *o)
     if (pid == 0) {
         preload(lib);
         apply_toggles(o);
+        profile_alone(o);
         setenv("GPUACCEL_PROFILE", out, 1);
         if (o->kernels)
             setenv("GPUACCEL_PROFILE_KERNELS", "1", 1);

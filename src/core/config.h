@@ -42,7 +42,7 @@
     X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",                 \
       "largest piece staged at a time, bytes (4 pinned buffers of it per engine)")          \
     X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",              \
-      "threads that copy host memory, the caller included; 0: half the CPUs, 8 at most")   \
+      "threads that copy host memory, the caller included; 0: three quarters of the CPUs, 12 at most")   \
     X(GPUACCEL_GRAPHS, FEATURE, graphs, "0", "", "replay repeated launch sequences as CUDA graphs") \
     X(GPUACCEL_GRAPH_MIN, UINT, graph_min, "5", "GPUACCEL_GRAPHS", "fewest kernels in a sequence worth a graph") \
     X(GPUACCEL_GRAPH_CACHE, UINT, graph_cache, "64", "GPUACCEL_GRAPHS", "most graphs kept instantiated") \

@@ -467,6 +467,19 @@ EOF
     [[ "$output" == *"the file exists"* ]]
 }
 
+@test "profile: the program alone unless --enable, the environment or a config says otherwise" {
+    show='env | grep -E "^GPUACCEL_(POOL|KERNELS|COALESCE)=" | sort | tr "\n" " "'
+    run env -u GPUACCEL -u GPUACCEL_POOL -u GPUACCEL_KERNELS -u GPUACCEL_COALESCE \
+        LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" profile -o "$T/a" -- sh -c "$show"
+    echo "$output"
+    [[ "$output" == *"GPUACCEL_COALESCE=0 GPUACCEL_KERNELS=0 GPUACCEL_POOL=0"* ]]
+    run env -u GPUACCEL -u GPUACCEL_KERNELS -u GPUACCEL_COALESCE GPUACCEL_POOL=1 \
+        LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" profile -o "$T/b" \
+        --enable coalesce -- sh -c "$show"
+    echo "$output"
+    [[ "$output" == *"GPUACCEL_COALESCE=1 GPUACCEL_KERNELS=0 GPUACCEL_POOL=1"* ]]
+}
+
 @test "JSON stays valid with a non-UTF-8 byte on the command line (ab --json, the profile)" {
     command -v python3 >/dev/null || skip "no python3"
     ga ab -n 1 --json -- "$PROGS/door_getproc" "$PTX" $'caf\xe9' > "$T/ab.json"
