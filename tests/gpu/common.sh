@@ -2,6 +2,16 @@
 # program natively and under the library. Expects GA_LIB, GA_BUILD, GA_SRC
 # (make check exports them; tools/gpu-suite does too).
 
+# The environment that switches every feature on: each switchable row of
+# src/features/features.def set to 1, but tune's (it acts only with a table,
+# which the tests that want it give). One list, so a new feature is in every
+# "every feature on" run without an edit here.
+every_feature() {
+    sed -n 's/^GA_FEATURE([a-z_]*, *\(GPUACCEL_[A-Z_]*\), *1)$/\1=1/p' \
+        "${GA_SRC:-.}/src/features/features.def" | grep -v '^GPUACCEL_TUNE=' | tr '\n' ' '
+}
+ALL_FEATURES=$(every_feature)
+
 require_gpu() {
     if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
         echo "SKIP: no GPU on this machine ($1)"

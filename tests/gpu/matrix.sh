@@ -11,7 +11,7 @@
 # include compilation. With OUT set, the table also goes to $OUT/matrix.txt.
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu matrix
-ALL="GPUACCEL_POOL=1 GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
+ALL=$ALL_FEATURES
 [ "${GA_MATRIX_SET:-all}" = defaults ] && ALL=
 echo "matrix: ${GA_MATRIX_SET:-all} (${ALL:-no GPUACCEL_* variable})"
 PY=${PYTHON:-python3}

@@ -5,7 +5,7 @@
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu multigpu
 [ "$(nvidia-smi -L | grep -c '^GPU')" -ge 2 ] || { echo "SKIP: fewer than two GPUs"; exit 77; }
-ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1"
+ALL=$ALL_FEATURES
 SHIM_ENV="$ALL"
 compare_runs "$GA_BUILD/tests/gpu/two_gpus"
 echo "$native_out" | grep -q 'ok=1' || fail "two_gpus fails natively"

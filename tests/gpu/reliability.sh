@@ -9,7 +9,7 @@
 require_gpu reliability
 S="$GA_BUILD/tests/gpu/stress"
 require_built "$S"
-ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1"
+ALL=$ALL_FEATURES
 SHIM_ENV="$ALL"
 compare_runs "$S" --seconds "${GA_STRESS_SECONDS:-20}"
 echo "$native_out" | grep -q 'ok=1' || fail "stress: a check failed natively"

@@ -20,7 +20,7 @@ if [ -z "$S" ] || [ ! -f "$S/SAMPLES" ]; then
 fi
 S=$(cd "$S" && pwd)
 T=${GA_SAMPLES_TIMEOUT:-120}
-ALL="GPUACCEL_POOL=1 GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
+ALL=$ALL_FEATURES
 build="${GA_SRC:-.}/tools/build-samples.sh"
 tab=$(printf '\t')
 
