@@ -1,6 +1,6 @@
-// check.cuh - what every GPU test program shares: CK() checks a runtime call
-// and exits 1 with where and why; skip_without_gpu() exits 77 (Automake's
-// SKIP) when the machine has no usable device.
+// check.cuh - what every GPU test program shares: CK() checks a runtime call,
+// CU() a driver call, each exiting 1 with where and why; skip_without_gpu()
+// exits 77 (Automake's SKIP) when the machine has no usable device.
 #ifndef GA_GPU_CHECK_CUH
 #define GA_GPU_CHECK_CUH
 
@@ -13,6 +13,15 @@
         if (e_ != cudaSuccess) {                                                          \
             fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
                     cudaGetErrorString(e_));                                              \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+#define CU(call)                                                                          \
+    do {                                                                                  \
+        CUresult r_ = (call);                                                             \
+        if (r_ != CUDA_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)r_);       \
             exit(1);                                                                      \
         }                                                                                 \
     } while (0)

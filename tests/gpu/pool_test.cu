@@ -20,15 +20,6 @@
 
 #include "check.cuh"
 
-#define DK(call)                                                                          \
-    do {                                                                                  \
-        CUresult r_ = (call);                                                             \
-        if (r_ != CUDA_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)r_);       \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 __global__ void slow_fill(unsigned *p, size_t n, unsigned v, long long spin)
 {
     long long t0 = clock64();
@@ -191,31 +182,31 @@ static void ipc(const char *self)
 static void contexts()
 {
     CUdevice dev;
-    DK(cuDeviceGet(&dev, 0));
+    CU(cuDeviceGet(&dev, 0));
     CUcontext saved, c[2];
-    DK(cuCtxGetCurrent(&saved));
+    CU(cuCtxGetCurrent(&saved));
     int ok = 1;
     for (int k = 0; k < 2; k++) {
         CUctxCreateParams params = {};
-        DK(cuCtxCreate(&c[k], &params, 0, dev));
-        DK(cuCtxPopCurrent(&c[k]));
+        CU(cuCtxCreate(&c[k], &params, 0, dev));
+        CU(cuCtxPopCurrent(&c[k]));
     }
     for (int round = 0; round < 4; round++)
         for (int k = 0; k < 2; k++) {
-            DK(cuCtxPushCurrent(c[k]));
+            CU(cuCtxPushCurrent(c[k]));
             CUdeviceptr p;
             unsigned v = 0;
-            DK(cuMemAlloc(&p, 1 << 16));
-            DK(cuMemsetD32(p, 100 * k + round, 1 << 14));
-            DK(cuMemcpyDtoH(&v, p + 4000, 4));
+            CU(cuMemAlloc(&p, 1 << 16));
+            CU(cuMemsetD32(p, 100 * k + round, 1 << 14));
+            CU(cuMemcpyDtoH(&v, p + 4000, 4));
             ok &= v == (unsigned)(100 * k + round);
-            DK(cuMemFree(p));
+            CU(cuMemFree(p));
             CUcontext out;
-            DK(cuCtxPopCurrent(&out));
+            CU(cuCtxPopCurrent(&out));
         }
     for (int k = 0; k < 2; k++)
-        DK(cuCtxDestroy(c[k]));
-    DK(cuCtxSetCurrent(saved));
+        CU(cuCtxDestroy(c[k]));
+    CU(cuCtxSetCurrent(saved));
     printf("contexts ok=%d\n", ok);
 }
 

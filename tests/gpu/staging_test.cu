@@ -20,15 +20,6 @@
 #include <cstring>
 #include "check.cuh"
 
-#define CU(call)                                                                          \
-    do {                                                                                  \
-        CUresult r_ = (call);                                                             \
-        if (r_ != CUDA_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)r_);       \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 static const size_t MiB = 1 << 20;
 static const size_t MAXN = 72 * MiB;
 

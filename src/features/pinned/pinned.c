@@ -104,6 +104,23 @@ static void give_back(const ga_rt_t *rt, block_t *b)
     free(b);
 }
 
+/* Each block of a list (linked by next) back to the driver, outside the lock. */
+static void give_back_list(const ga_rt_t *rt, block_t *list)
+{
+    for (block_t *b = list, *next; b; b = next) {
+        next = b->next;
+        give_back(rt, b);
+    }
+}
+
+/* Free block b off the free list and onto *out. */
+static void move_out_locked(block_t *b, block_t **out)
+{
+    unlink_locked(b);
+    b->next = *out;
+    *out = b;
+}
+
 /* A free block of (ctx, flags, size) whose fence has completed, or NULL.
  * Up to TRY candidates are taken out under the lock and checked outside it
  * (a fence check may ask the driver); the others go back. */
@@ -142,10 +159,7 @@ static void release_all(const ga_rt_t *rt)
     free_bytes = 0;
     n_free = 0;
     pthread_mutex_unlock(&lock);
-    for (block_t *b = list, *next; b; b = next) {
-        next = b->next;
-        give_back(rt, b);
-    }
+    give_back_list(rt, list);
 }
 
 /* Free blocks of flags other than `flags` go back to the driver. */
@@ -155,17 +169,11 @@ static void release_others(const ga_rt_t *rt, unsigned flags)
     pthread_mutex_lock(&lock);
     for (block_t *b = oldest, *next; b; b = next) {
         next = b->next;
-        if (b->flags != flags) {
-            unlink_locked(b);
-            b->next = out;
-            out = b;
-        }
+        if (b->flags != flags)
+            move_out_locked(b, &out);
     }
     pthread_mutex_unlock(&lock);
-    for (block_t *b = out, *next; b; b = next) {
-        next = b->next;
-        give_back(rt, b);
-    }
+    give_back_list(rt, out);
 }
 
 /* Whether the driver reports p with the portable and write-combined bits
@@ -244,17 +252,10 @@ static void keep(const ga_rt_t *rt, block_t *b)
     block_t *out = NULL;
     pthread_mutex_lock(&lock);
     append_locked(b);
-    while (oldest && (free_bytes > limit || n_free > MAX_FREE)) {
-        block_t *o = oldest;
-        unlink_locked(o);
-        o->next = out;
-        out = o;
-    }
+    while (oldest && (free_bytes > limit || n_free > MAX_FREE))
+        move_out_locked(oldest, &out);
     pthread_mutex_unlock(&lock);
-    for (block_t *o = out, *next; o; o = next) {
-        next = o->next;
-        give_back(rt, o);
-    }
+    give_back_list(rt, out);
 }
 
 static bool pinned_free(const ga_rt_t *rt, void *p, CUresult *r)
