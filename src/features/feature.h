@@ -92,6 +92,11 @@ typedef struct ga_feature {
      * changed a pool's attribute answers for the program's own view of it. */
     bool (*pool_attr)(const ga_rt_t *rt, bool set, CUmemoryPool pool, CUmemPool_attribute attr,
                       void *value, CUresult *r);
+    /* cuStreamCreate (prio 0, with_prio false) and cuStreamCreateWithPriority;
+     * cuStreamDestroy: a feature that keeps streams answers for the driver. */
+    bool (*stream_create)(const ga_rt_t *rt, CUstream *ph, unsigned flags, int prio,
+                          bool with_prio, CUresult *r);
+    bool (*stream_destroy)(const ga_rt_t *rt, CUstream h, CUresult *r);
     /* Rewrite the launch (function, configuration): true if it did. */
     bool (*rewrite)(const ga_rt_t *rt, ga_launch_t *l);
     /* Hold the launch (it will be issued later, or replayed): true if held. */
@@ -126,6 +131,8 @@ typedef struct ga_feature {
     void (*synced)(const ga_rt_t *rt, CUstream h, bool pt, CUcontext ctx, uint64_t began);
     void (*stream_created)(const ga_rt_t *rt, CUstream s);
     void (*stream_gone)(const ga_rt_t *rt, CUstream s);
+    /* The program gave stream s an attribute or attached memory to it. */
+    void (*stream_touched)(const ga_rt_t *rt, CUstream s);
     void (*ctx_gone)(const ga_rt_t *rt, CUcontext ctx);
     void (*unload)(const ga_rt_t *rt); /* a module or library is being unloaded */
     void (*span)(ga_id_t id, uint64_t t0, uint64_t t1); /* a timed driver call */

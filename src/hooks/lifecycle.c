@@ -1,5 +1,7 @@
-/* lifecycle.c - hooks for calls that create or destroy what the library keeps
- * records of: streams, modules and libraries (kernel handles), contexts.
+/* lifecycle.c - hooks for calls that create, change or destroy what the
+ * library keeps records of: streams, modules and libraries (kernel handles),
+ * contexts. A feature may keep the program's streams (stream_create,
+ * stream_destroy).
  *
  * Records are dropped only after the driver destroyed the object, so a failed
  * destroy leaves everything as it was. */
@@ -20,28 +22,42 @@ static CUresult created(const ga_rt_t *rt, CUresult r, CUstream *ph)
 CUresult ga_hook_stream_create(const ga_rt_t *rt, ga_id_t id, CUstream *phStream,
                                unsigned int Flags)
 {
-    return created(rt, GA_REAL(rt, id, cuStreamCreate)(phStream, Flags), phStream);
+    CUresult r;
+    if (!GA_SERVE(stream_create, rt, phStream, Flags, 0, false, &r))
+        r = GA_REAL(rt, id, cuStreamCreate)(phStream, Flags);
+    return created(rt, r, phStream);
 }
 
 CUresult ga_hook_stream_create_prio(const ga_rt_t *rt, ga_id_t id, CUstream *phStream,
                                     unsigned int flags, int priority)
 {
-    return created(rt, GA_REAL(rt, id, cuStreamCreateWithPriority)(phStream, flags, priority),
-                   phStream);
+    CUresult r;
+    if (!GA_SERVE(stream_create, rt, phStream, flags, priority, true, &r))
+        r = GA_REAL(rt, id, cuStreamCreateWithPriority)(phStream, flags, priority);
+    return created(rt, r, phStream);
+}
+
+/* The program's cuStreamDestroy: the driver's, unless a feature keeps h. */
+static CUresult destroy(const ga_rt_t *rt, ga_id_t id, CUstream h)
+{
+    CUresult r;
+    if (!GA_SERVE(stream_destroy, rt, h, &r))
+        r = GA_REAL(rt, id, cuStreamDestroy_v2)(h);
+    return r;
 }
 
 CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
     ga_flush(rt, GA_FLUSH_STREAM, hStream);
     if (!rt->track) {
-        CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+        CUresult r = destroy(rt, id, hStream);
         if (r == CUDA_SUCCESS)
             ga_capture_stream_gone(hStream);
         return r;
     }
     ga_stream_destroy_begin();
     bool covered = ga_stream_outlive(rt, hStream);
-    CUresult r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
+    CUresult r = destroy(rt, id, hStream);
     if (r == CUDA_SUCCESS) {
         GA_EACH(stream_gone, rt, hStream);
         ga_capture_stream_gone(hStream);
@@ -52,6 +68,39 @@ CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
     }
     ga_stream_destroy_end();
     return r;
+}
+
+/* cuStreamAttachMemAsync and cuStreamSetAttribute: plain calls (as wrappers.c
+ * makes them), then the features learn that the stream is no longer plain. */
+static CUresult touched(const ga_rt_t *rt, CUresult r, CUstream h)
+{
+    if (r == CUDA_SUCCESS)
+        GA_EACH(stream_touched, rt, h);
+    return r;
+}
+
+CUresult ga_hook_stream_attach(const ga_rt_t *rt, ga_id_t id, CUstream hStream, CUdeviceptr dptr,
+                               size_t length, unsigned int flags)
+{
+    bool pt = id == GA_ID_cuStreamAttachMemAsync_ptsz;
+    if (rt->per_call)
+        ga_hooks_plain_before(rt, true, hStream);
+    CUresult r = GA_REAL(rt, id, cuStreamAttachMemAsync)(hStream, dptr, length, flags);
+    if (rt->per_call)
+        ga_hooks_plain_after(rt, r, hStream, pt, true);
+    return touched(rt, r, hStream);
+}
+
+CUresult ga_hook_stream_set_attr(const ga_rt_t *rt, ga_id_t id, CUstream hStream,
+                                 CUstreamAttrID attr, const CUstreamAttrValue *value)
+{
+    bool pt = id == GA_ID_cuStreamSetAttribute_ptsz;
+    if (rt->per_call)
+        ga_hooks_plain_before(rt, true, hStream);
+    CUresult r = GA_REAL(rt, id, cuStreamSetAttribute)(hStream, attr, value);
+    if (rt->per_call)
+        ga_hooks_plain_after(rt, r, hStream, pt, true);
+    return touched(rt, r, hStream);
 }
 
 static CUresult unloaded(CUresult r, const void *owner)

@@ -185,19 +185,20 @@ ga() {
     ! echo "$output" | grep -q '^all '
     run ga ab -n 1 --per-feature -- true
     [ "$status" -eq 0 ]
-    for f in native pool async_pool pinned coalesce staging graphs tune kernels all; do echo "$output" | grep -q "^$f "; done
+    for f in native $(toggled_features) all; do echo "$output" | grep -q "^$f "; done
     echo "$output" | grep -q 'not checked'
 }
 
 @test "ab: --json is machine-readable" {
     command -v python3 >/dev/null || skip "no python3"
     ga ab -n 2 --per-feature --json --check-digest result -- "$PROGS/door_getproc" "$PTX" > "$T/ab.json"
-    python3 - "$T/ab.json" <<'EOF'
+    python3 - "$T/ab.json" "$(toggled_features)" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
+want = sys.argv[2].split() + ["all"]
 assert d["runs"] == 2 and d["check"] == {"kind": "digest", "pattern": "result"}, d
 assert len(d["native"]["times_s"]) == 2
-assert [r["feature"] for r in d["rows"]][-9:] == ["graphs", "kernels", "tune", "pool", "async_pool", "pinned", "coalesce", "staging", "all"]
+assert [r["feature"] for r in d["rows"]][-len(want):] == want, d["rows"]
 for r in d["rows"]:
     assert r["outputs_agree"] is True and r["speedup_min"] <= r["speedup_max"]
     assert r["min_s"] <= r["median_s"] <= r["max_s"]
@@ -217,7 +218,8 @@ EOF
     if [ ! -e /dev/nvidiactl ]; then grep -q 'NO GPU' "$T/ab.svg"; fi
     grep -q '^<svg xmlns="http://www.w3.org/2000/svg"' "$T/ab.svg"
     grep -q '1.0x = native' "$T/ab.svg"
-    [ "$(grep -c '<rect x="150"' "$T/ab.svg")" -eq 9 ] # one bar a row (legend swatches sit at the left edge)
+    # one bar a row, each feature and "all" (legend swatches sit at the left edge)
+    [ "$(grep -c '<rect x="150"' "$T/ab.svg")" -eq $(($(toggled_features | wc -l) + 1)) ]
     if command -v python3 >/dev/null; then
         python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/ab.svg"
     fi

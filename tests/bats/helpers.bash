@@ -14,6 +14,14 @@ setup_fake() {
     [ -f "$FAKE_DIR/libcuda.so.1" ] || { echo "fake driver not built" >&2; return 1; }
 }
 
+# The features `gpuaccel run --enable` and `gpuaccel ab` switch, one a line,
+# in features.def order, named as the command names them (the variable
+# without GPUACCEL_, in lower case): a new feature needs no edit here.
+toggled_features() {
+    sed -n 's/^GA_FEATURE([a-z_]*, *GPUACCEL_\([A-Z_]*\), *1)$/\1/p' \
+        "$GA_SRC/src/features/features.def" | tr 'A-Z' 'a-z'
+}
+
 # native PROG ARGS...: run against the fake driver, no library.
 native() {
     env -u LD_PRELOAD LD_LIBRARY_PATH="$FAKE_DIR" "$@"

@@ -989,10 +989,17 @@ static int stream_index(CUstream s)
     return -1;
 }
 
+static unsigned stream_creates; /* cuStreamCreate calls, for fakecuda_stream_creates */
+FAKE_EXPORT unsigned fakecuda_stream_creates(void)
+{
+    return __atomic_load_n(&stream_creates, __ATOMIC_RELAXED);
+}
+
 FAKE_EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
+    __atomic_fetch_add(&stream_creates, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&lock);
     int i = nstreams < 64 ? nstreams++ : -1;
     if (i >= 0)
@@ -1018,6 +1025,15 @@ FAKE_EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
     if (stream_ok(s) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_HANDLE;
     *flags = i >= 0 ? stream_flags[i] : 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuStreamSetAttribute(CUstream s, CUstreamAttrID attr,
+                                          const CUstreamAttrValue *v)
+{
+    (void)attr;
+    if (!v || stream_index(s) < 0)
+        return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
 }
 
@@ -1639,6 +1655,7 @@ static const proc_t procs[] = {
     {"cuModuleUnload", 2000, (void *)cuModuleUnload, NULL},
     {"cuLaunchKernel", 4000, (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
     {"cuStreamCreate", 2000, (void *)cuStreamCreate, NULL},
+    {"cuStreamSetAttribute", 11000, (void *)cuStreamSetAttribute, NULL},
     {"cuStreamSynchronize", 2000, (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
     {"cuStreamDestroy", 4000, (void *)cuStreamDestroy_v2, NULL},
     {"cuEventCreate", 2000, (void *)cuEventCreate, NULL},

@@ -1,13 +1,14 @@
 #!/bin/sh
 # hostmem.sh (GPU) - stream-ordered allocations and page-locked host memory on
-# a real GPU (hostmem_test.cu): the same answers as native with async_pool,
-# with pinned and with both, and each feature acted.
+# a real GPU (hostmem_test.cu), and streams made per operation: the same
+# answers as native with async_pool, with pinned, with streams and with all
+# of them, and each feature acted.
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu hostmem
 T="$GA_BUILD/tests/gpu/hostmem_test"
 require_built "$T"
-for feature in GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 \
-    "GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_POOL=1 GPUACCEL_LOG=info"; do
+for feature in GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_STREAMS=1 \
+    "GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 GPUACCEL_STREAMS=1 GPUACCEL_POOL=1 GPUACCEL_LOG=info"; do
     SHIM_ENV=$feature
     # shellcheck disable=SC2086
     env LD_PRELOAD="$GA_LIB" $feature "$T" 2>&1 | grep -v '^gpuaccel: calls' | sed 's/^/   first run: /'
@@ -16,4 +17,5 @@ for feature in GPUACCEL_ASYNC_POOL=1 GPUACCEL_PINNED=1 \
 done
 echo "$SHIM_ERR" | grep -q 'default memory pool keeps its memory' || fail "async_pool never acted"
 echo "$SHIM_ERR" | grep -q 'pinned: [1-9][0-9]* of' || fail "pinned served nothing"
+echo "$SHIM_ERR" | grep -q 'streams: [1-9][0-9]* of' || fail "streams served nothing"
 echo "PASS: hostmem"

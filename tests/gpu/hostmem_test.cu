@@ -8,7 +8,10 @@
 //    long kernel: a new allocation of the same size, written at once, must
 //    not change what the device receives;
 //  - mapped (cudaHostAllocMapped) memory reused: its device pointer works and
-//    cudaHostGetFlags reports the flags asked for.
+//    cudaHostGetFlags reports the flags asked for;
+//  - a stream per operation (created, used, destroyed; blocking or not, some
+//    with a priority), and a stream destroyed with a long kernel still queued:
+//    its work completes, the next stream's work runs and is right.
 #include <cuda_runtime.h>
 #include <cstdint>
 #include <cstring>
@@ -165,6 +168,48 @@ static bool pinned_mapped()
     return ok;
 }
 
+static bool stream_churn()
+{
+    const size_t n = 1 << 16;
+    uint32_t *dev, *h;
+    bool ok = true;
+    int lo, hi;
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaMalloc((void **)&dev, 2 * n * 4));
+    CK(cudaMallocHost((void **)&h, n * 4));
+    for (int i = 0; i < 300; i++) {
+        cudaStream_t s;
+        if (i % 3 == 2)
+            CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, hi));
+        else
+            CK(cudaStreamCreateWithFlags(&s, i % 3 ? cudaStreamNonBlocking : cudaStreamDefault));
+        fill<<<64, 256, 0, s>>>(dev, n, 100 + i);
+        CK(cudaMemcpyAsync(h, dev, n * 4, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        ok = ok && check(h, n, 100 + i);
+        CK(cudaStreamDestroy(s));
+    }
+    // Destroyed with work queued: it still runs, in order, and the next stream
+    // (which may be the same handle) does not wait for it to be right.
+    cudaStream_t a, b;
+    CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+    spin<<<1, 1, 0, a>>>(100000000LL);
+    fill<<<64, 256, 0, a>>>(dev + n, n, 7);
+    CK(cudaStreamDestroy(a));
+    CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+    fill<<<64, 256, 0, b>>>(dev, n, 8);
+    CK(cudaMemcpyAsync(h, dev, n * 4, cudaMemcpyDeviceToHost, b));
+    CK(cudaStreamSynchronize(b));
+    ok = ok && check(h, n, 8);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h, dev + n, n * 4, cudaMemcpyDeviceToHost));
+    ok = ok && check(h, n, 7);
+    CK(cudaStreamDestroy(b));
+    CK(cudaFreeHost(h));
+    CK(cudaFree(dev));
+    return ok;
+}
+
 int main()
 {
     skip_without_gpu();
@@ -173,5 +218,6 @@ int main()
     printf("async captured ok=%d\n", async_captured());
     printf("pinned fence ok=%d\n", pinned_fence());
     printf("pinned mapped ok=%d\n", pinned_mapped());
+    printf("stream churn ok=%d\n", stream_churn());
     return 0;
 }
