@@ -21,7 +21,10 @@
 #ifndef GA_FEATURE_H
 #define GA_FEATURE_H
 
+#include <stdatomic.h>
+
 #include "core/config.h"
+#include "core/log.h"
 #include "core/runtime.h"
 
 /* What a feature needs the tracking layer to keep for it. */
@@ -155,6 +158,17 @@ extern const ga_feature_t *const ga_features[GA_N_FEATURES];
 /* Each feature's name and switch, from features.def, by feature id. */
 extern const char *const ga_feature_names[GA_N_FEATURES];
 extern const char *const ga_feature_variables[GA_N_FEATURES];
+
+/* A cache's exit report: "WHAT: H of N CALLS" (H the calls it served, N all
+ * it was asked), one info line; nothing when it was never asked. */
+static inline void ga_report_served(const char *what, _Atomic uint64_t *hits,
+                                    _Atomic uint64_t *misses, const char *calls)
+{
+    uint64_t h = atomic_load(hits), n = h + atomic_load(misses);
+    if (n)
+        ga_log(GA_LOG_INFO, "%s: %llu of %llu %s", what, (unsigned long long)h,
+               (unsigned long long)n, calls);
+}
 
 /* Helpers for descriptors whose switch is a bool in ga_config_t. */
 #define GA_SWITCH(field)                                                                  \

@@ -314,10 +314,7 @@ static void pinned_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 
 static void pinned_report(void)
 {
-    uint64_t h = atomic_load(&hits), m = atomic_load(&misses);
-    if (h + m)
-        ga_log(GA_LOG_INFO, "pinned: %llu of %llu page-locked allocations served from the cache",
-               (unsigned long long)h, (unsigned long long)(h + m));
+    ga_report_served("pinned", &hits, &misses, "page-locked allocations served from the cache");
 }
 
 static void fork_child(void)

@@ -191,10 +191,7 @@ static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 
 static void st_report(void)
 {
-    uint64_t h = atomic_load(&hits), m = atomic_load(&misses);
-    if (h + m)
-        ga_log(GA_LOG_INFO, "streams: %llu of %llu stream creations served from kept streams",
-               (unsigned long long)h, (unsigned long long)(h + m));
+    ga_report_served("streams", &hits, &misses, "stream creations served from kept streams");
 }
 
 static void fork_child(void)
