@@ -170,6 +170,11 @@ static inline void ga_report_served(const char *what, _Atomic uint64_t *hits,
                (unsigned long long)n, calls);
 }
 
+/* A descriptor's needs and their count, from one list:
+ *   GA_NEEDS(GA_ID_cuEventCreate, GA_ID_cuEventRecord), */
+#define GA_NEEDS(...)                                                                     \
+    .needs = {__VA_ARGS__}, .n_needs = sizeof((ga_id_t[]){__VA_ARGS__}) / sizeof(ga_id_t)
+
 /* Helpers for descriptors whose switch is a bool in ga_config_t. */
 #define GA_SWITCH(field)                                                                  \
     static bool switch_on(const ga_config_t *c) { return c->field; }                     \

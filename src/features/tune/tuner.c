@@ -592,11 +592,10 @@ const ga_feature_t ga_feature_tuner = {
     .off = tuner_off,
     /* Names and parameter layouts (CUDA 12.3, 12.4) to know a kernel and
      * restore its memory; events to time it; copies to snapshot and compare. */
-    .needs = {GA_ID_cuFuncGetName, GA_ID_cuFuncGetParamInfo, GA_ID_cuLaunchKernel,
-              GA_ID_cuCtxSynchronize, GA_ID_cuEventCreate, GA_ID_cuEventRecord,
-              GA_ID_cuEventSynchronize, GA_ID_cuEventElapsedTime, GA_ID_cuMemcpyDtoH_v2,
-              GA_ID_cuMemcpyHtoD_v2},
-    .n_needs = 10,
+    GA_NEEDS(GA_ID_cuFuncGetName, GA_ID_cuFuncGetParamInfo, GA_ID_cuLaunchKernel,
+             GA_ID_cuCtxSynchronize, GA_ID_cuEventCreate, GA_ID_cuEventRecord,
+             GA_ID_cuEventSynchronize, GA_ID_cuEventElapsedTime, GA_ID_cuMemcpyDtoH_v2,
+             GA_ID_cuMemcpyHtoD_v2),
     .uses = GA_USES_CALLS,
     .init = ga_tuner_init,
     .exit = ga_tuner_write,
