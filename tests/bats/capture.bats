@@ -7,7 +7,7 @@ load helpers
 
 setup() { setup_fake; }
 
-ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
+ALL=$(every_feature_env)
 
 @test "capture: every check passes natively" {
     run native "$PROGS/capture_prog" "$PTX"

@@ -22,6 +22,12 @@ toggled_features() {
         "$GA_SRC/src/features/features.def" | tr 'A-Z' 'a-z'
 }
 
+# Every feature switched on, as NAME=1 words: the GPU tests' own list
+# (tests/gpu/common.sh, from features.def; tune left out).
+every_feature_env() {
+    (. "$GA_SRC/tests/gpu/common.sh" && echo "$ALL_FEATURES")
+}
+
 # native PROG ARGS...: run against the fake driver, no library.
 native() {
     env -u LD_PRELOAD LD_LIBRARY_PATH="$FAKE_DIR" "$@"

@@ -48,7 +48,7 @@ fi
 if [ -z "${GA_LIB:-}" ] || [ ! -f "$GA_LIB" ]; then
     fail "GA_LIB does not name the library"
 fi
-ALL="GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 GPUACCEL_KERNELS=1"
+ALL=$ALL_FEATURES
 table=$tmp/table
 : >"$table"
 say() { # FORMAT ARGS...
