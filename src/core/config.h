@@ -45,6 +45,8 @@
       "threads that copy host memory, the caller included; 0: three quarters of the CPUs, 12 at most")   \
     X(GPUACCEL_STREAMS, FEATURE, streams, "0", "",                                         \
       "keep streams the program destroys and hand them to its next cuStreamCreate")          \
+    X(GPUACCEL_LAZY_SYNC, FEATURE, lazy_sync, "0", "",                                     \
+      "synchronizations nothing on the host could observe return at once; the wait comes at the next call that observes the device") \
     X(GPUACCEL_GRAPHS, FEATURE, graphs, "0", "", "replay repeated launch sequences as CUDA graphs") \
     X(GPUACCEL_GRAPH_MIN, UINT, graph_min, "5", "GPUACCEL_GRAPHS", "fewest kernels in a sequence worth a graph") \
     X(GPUACCEL_GRAPH_CACHE, UINT, graph_cache, "64", "GPUACCEL_GRAPHS", "most graphs kept instantiated") \

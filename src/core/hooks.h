@@ -48,6 +48,12 @@ void ga_hooks_call_leave(void);
 void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, CUstream s);
 void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes);
 
+/* Before every intercepted call, when rt->gated: false to go on (*token for
+ * ga_hooks_gate_done after the call); true when the call is answered with *r
+ * and the driver is not called (a feature's owed wait failed). */
+bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token);
+void ga_hooks_gate_done(const ga_rt_t *rt, ga_id_t id, unsigned token);
+
 /* A driver call timed by stats.c. */
 void ga_hooks_span(ga_id_t id, uint64_t t0, uint64_t t1);
 

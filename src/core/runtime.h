@@ -22,10 +22,18 @@ typedef struct ga_rt {
     bool epochs; /* coalescing reads the write epoch: bump it */
     bool calls;  /* a feature sees every intercepted call (the tuner's gate) */
     bool per_call; /* plain calls concern a feature: tracked, flushed or seen */
+    bool gated;    /* a feature sees every intercepted call by its id first and
+                    * may answer it with an error (features/feature.h: gate) */
     bool direct;   /* no feature is on and no call is counted for the log: the
                     * doors hand out the driver's own entry points, and the
                     * exported wrappers only count (hooks/features.c) */
 } ga_rt_t;
+
+/* What a feature's gate asks of the hooks (features/feature.h). */
+enum {
+    GA_GATE_SETTLE = 1, /* flush, then the feature's settle, before the call */
+    GA_GATE_AFTER = 2,  /* tell the feature when the call returned */
+};
 
 extern _Atomic(const ga_rt_t *) ga_rt_published;
 

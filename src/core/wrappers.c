@@ -30,14 +30,31 @@
     if (!ga_active(rt_))                                                                \
         return real_ args
 
+/* The gate (rt->gated): a feature may settle what it owes before the call,
+ * and answer with that wait's error instead; GA_GATE_DONE after the call. */
+#define GA_GATE(name)                                                                   \
+    unsigned gate_ = 0;                                                                 \
+    if (GA_UNLIKELY(rt_->gated)) {                                                      \
+        CUresult g_;                                                                    \
+        if (ga_hooks_gate(rt_, GA_ID_##name, &g_, &gate_)) {                            \
+            ga_span_end(&span_, g_);                                                    \
+            return g_;                                                                  \
+        }                                                                               \
+    }
+#define GA_GATE_DONE(name)                                                              \
+    if (GA_UNLIKELY(gate_))                                                             \
+        ga_hooks_gate_done(rt_, GA_ID_##name, gate_)
+
 #define GA_ENTRY(name, cls, pt, stream, params, args)                                   \
     GA_EXPORT CUresult name params                                                      \
     {                                                                                   \
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
+        GA_GATE(name);                                                                  \
         if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls */           \
             CUresult r0_ = real_ args;                                                  \
+            GA_GATE_DONE(name);                                                         \
             GA_NOTE_FAULT(r0_);                                                         \
             ga_span_end(&span_, r0_);                                                   \
             return r0_;                                                                 \
@@ -47,6 +64,7 @@
         ga_hooks_plain_before(rt_, GA_WRITES_##cls, stream);                            \
         CUresult r_ = real_ args;                                                       \
         ga_hooks_plain_after(rt_, r_, stream, pt, GA_WRITES_##cls);                     \
+        GA_GATE_DONE(name);                                                             \
         GA_NOTE_FAULT(r_);                                                              \
         if (GA_UNLIKELY(rt_->calls))                                                    \
             ga_hooks_call_leave();                                                      \
@@ -65,9 +83,11 @@
             ga_span_end(&span_, r0_);                                                   \
             return r0_;                                                                 \
         }                                                                               \
+        GA_GATE(name);                                                                  \
         if (GA_UNLIKELY(rt_->calls))                                                    \
             ga_hooks_call_enter();                                                      \
         CUresult r_ = ga_hook_##fam(rt_, GA_ID_##name GA_TAIL(args));                    \
+        GA_GATE_DONE(name);                                                             \
         GA_NOTE_FAULT(r_);                                                              \
         if (GA_UNLIKELY(rt_->calls))                                                    \
             ga_hooks_call_leave();                                                      \

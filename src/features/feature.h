@@ -104,6 +104,19 @@ typedef struct ga_feature {
     bool (*rewrite)(const ga_rt_t *rt, ga_launch_t *l);
     /* Hold the launch (it will be issued later, or replayed): true if held. */
     bool (*hold)(const ga_rt_t *rt, const ga_launch_t *l, CUresult *r);
+    /* cuStreamSynchronize (h the stream as named, pt through a _ptsz entry)
+     * or, with h GA_NOSTREAM, cuCtxSynchronize of the current context:
+     * true if the feature answered without the driver's wait. */
+    bool (*sync)(const ga_rt_t *rt, CUstream h, bool pt, CUresult *r);
+
+    /* ---- the gate (rt->gated) ---- */
+    /* Before every intercepted call, by entry id: GA_GATE_* flags. With
+     * GA_GATE_SETTLE the hooks flush what features hold and call `settle`,
+     * whose error (the driver's) the program gets instead of its call; with
+     * GA_GATE_AFTER they call `gate_done` once the call returned. */
+    unsigned (*gate)(const ga_rt_t *rt, ga_id_t id);
+    CUresult (*settle)(const ga_rt_t *rt);
+    void (*gate_done)(const ga_rt_t *rt, ga_id_t id);
 
     /* ---- observed ---- */
     void (*call_enter)(void); /* around every intercepted call (GA_USES_CALLS) */

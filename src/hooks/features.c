@@ -101,6 +101,7 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     ga_seq_reset();
     build();
     rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0 || ga_d.sequences;
+    rt->gated = ga_d.n_gate > 0;
     /* Nothing to do with any call: stay out of the way. Programs get the
      * driver's own entry points from the doors, as with GPUACCEL=0, unless the
      * log will list the calls seen (info and above count every call). */
@@ -161,6 +162,40 @@ void ga_hooks_call_enter(void)
 void ga_hooks_call_leave(void)
 {
     GA_EACH(call_leave);
+}
+
+/* The gate: each gating feature says what it needs around the call. One that
+ * owes a wait gets it (settle) after whatever features hold went out, so the
+ * wait covers everything the program issued before; its error answers the
+ * call, as the driver's own wait would have returned it. */
+bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
+{
+    unsigned after = 0;
+    for (unsigned i = 0; i < ga_d.n_gate; i++) {
+        const ga_feature_t *f = ga_d.gate_of[i];
+        unsigned w = ga_d.gate[i](rt, id);
+        if (w & GA_GATE_AFTER)
+            after |= 1u << i;
+        if (w & GA_GATE_SETTLE) {
+            ga_flush(rt, GA_FLUSH_ALL, NULL);
+            CUresult e = f->settle(rt);
+            if (e != CUDA_SUCCESS) {
+                ga_hooks_gate_done(rt, id, after);
+                *r = e;
+                return true;
+            }
+        }
+    }
+    *token = after;
+    return false;
+}
+
+/* token: bit i for the i-th gating feature that asked to be told. */
+void ga_hooks_gate_done(const ga_rt_t *rt, ga_id_t id, unsigned token)
+{
+    for (unsigned i = 0; i < ga_d.n_gate && token; i++)
+        if (token & (1u << i))
+            ga_d.gate_of[i]->gate_done(rt, id);
 }
 
 void ga_hooks_span(ga_id_t id, uint64_t t0, uint64_t t1)

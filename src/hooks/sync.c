@@ -1,5 +1,8 @@
-/* sync.c - hooks for calls that wait for the device: they flush whatever the
- * library holds back, then tell the stream tracker what is now known idle. */
+/* sync.c - hooks for calls that wait for the device: a feature may answer a
+ * synchronization without the wait (sync: it owes the wait, and pays it at
+ * the next call that could observe the device, through the gate); otherwise
+ * they flush whatever the library holds back, then tell the stream tracker
+ * what is now known idle. */
 #include "core/hooks.h"
 #include "hooks/dispatch.h"
 #include "tracking/streams.h"
@@ -35,6 +38,9 @@ static CUresult stream_wait(const ga_rt_t *rt, ga_id_t id, CUstream h,
 
 CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
+    CUresult r;
+    if (GA_SERVE(sync, rt, hStream, ga_entries[id].per_thread, &r))
+        return r;
     return stream_wait(rt, id, hStream, GA_REAL(rt, id, cuStreamSynchronize));
 }
 
@@ -51,6 +57,9 @@ static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
 
 CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
 {
+    CUresult r0;
+    if (GA_SERVE(sync, rt, GA_NOSTREAM, false, &r0))
+        return r0;
     CUcontext cur = ga_current_ctx(rt);
     ga_ctx_mark_t m = begin_ctx_wait(rt, cur);
     uint64_t began = sync_begins();
@@ -63,6 +72,9 @@ CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
 
 CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
+    CUresult r0;
+    if (!ctx && GA_SERVE(sync, rt, GA_NOSTREAM, false, &r0))
+        return r0;
     CUcontext cur = ga_current_ctx(rt);
     ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : cur);
     uint64_t began = sync_begins();

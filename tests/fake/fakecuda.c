@@ -201,8 +201,15 @@ FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 }
 
 static void pool_settle(void);
+static unsigned waits; /* context and stream synchronizations, for fakecuda_waits */
+FAKE_EXPORT unsigned fakecuda_waits(void)
+{
+    return __atomic_load_n(&waits, __ATOMIC_RELAXED);
+}
+
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
+    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
     pool_settle();
     STICKY();
     CAPTURE_RULES(1, NULL, 0);
@@ -212,6 +219,7 @@ FAKE_EXPORT CUresult cuCtxSynchronize(void)
 /* CUDA 13.0: the context to wait for is an argument (NULL: the current one). */
 static CUresult fake_cuCtxSynchronize_v2(CUcontext ctx)
 {
+    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
     STICKY();
     CAPTURE_RULES(1, NULL, 0);
     return ctx || current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
@@ -1050,11 +1058,13 @@ static void capture_stream_destroyed(CUstream s);
 static void pool_settle(void);
 FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
+    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
     pool_settle();
     return capture_wait(s, 0);
 }
 FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
 {
+    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
     pool_settle();
     return capture_wait(s, 1);
 }
@@ -1104,6 +1114,20 @@ FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult r = stream_ok(s);
     return r == CUDA_SUCCESS ? capture_join(s, e) : r; /* everything else is already done */
+}
+
+/* Work is done when it is issued here: a host function runs at once. */
+FAKE_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
+{
+    STICKY();
+    CUresult r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CAPTURE_RULES(0, s, 0);
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    fn(data);
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuEventQuery(CUevent e)
@@ -1656,6 +1680,7 @@ static const proc_t procs[] = {
     {"cuLaunchKernel", 4000, (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
     {"cuStreamCreate", 2000, (void *)cuStreamCreate, NULL},
     {"cuStreamSetAttribute", 11000, (void *)cuStreamSetAttribute, NULL},
+    {"cuLaunchHostFunc", 10000, (void *)cuLaunchHostFunc, NULL},
     {"cuStreamSynchronize", 2000, (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz},
     {"cuStreamDestroy", 4000, (void *)cuStreamDestroy_v2, NULL},
     {"cuEventCreate", 2000, (void *)cuEventCreate, NULL},

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# lazy.bats - lazy synchronization (GPUACCEL_LAZY_SYNC) on the fake driver,
+# which counts the synchronizations that reach it: a kernel-then-synchronize
+# chain waits once, at the read that observes it, with the same data; host
+# functions, page-locked memory and event queries keep their waits; a
+# deferred kernel's fault is returned by the call that observes it.
+load helpers
+
+setup() {
+    setup_fake
+}
+
+lazy() {
+    env GPUACCEL_LAZY_SYNC=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/lazy_prog" "$PTX" "$@"
+}
+
+@test "lazy_sync: a chain of synchronizations waits once, at the read" {
+    run native "$PROGS/lazy_prog" "$PTX" chain 50
+    echo "$output"
+    [[ "$output" == *"bad=0"* ]]
+    [[ "$output" == *"driver_waits=51"* ]]
+    run lazy chain 50
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    [[ "$output" == *"driver_waits=1"* ]]
+    [[ "$output" == *"lazy_sync: 51 of 51 synchronizations deferred, 1 waits made"* ]]
+    run env GPUACCEL_LAZY_SYNC=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/lazy_prog" "$PTX" chain 50
+    [[ "$output" == *"driver_waits=51"* ]]
+}
+
+@test "lazy_sync: host functions and page-locked memory keep every wait" {
+    for mode in hostfunc pinned; do
+        run native "$PROGS/lazy_prog" "$PTX" $mode 20
+        echo "$output"
+        [[ "$output" == *"bad=0"* ]]
+        [[ "$output" == *"driver_waits=21"* ]]
+        run lazy $mode 20
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"bad=0"* ]]
+        [[ "$output" == *"driver_waits=21"* ]]
+    done
+    [[ "$output" == *"cuMemHostAlloc: host and device share memory from now on"* ]]
+}
+
+@test "lazy_sync: an event query observes the device" {
+    run lazy event 20
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    [[ "$output" == *"driver_waits=20"* ]]
+}
+
+@test "lazy_sync: a deferred kernel's fault is returned by the read that observes it" {
+    run native "$PROGS/lazy_prog" "$PTX" fault
+    echo "$output"
+    [[ "$output" == *"sync=700 read=700"* ]]
+    run lazy fault
+    echo "$output"
+    [[ "$output" == *"sync=0 read=700"* ]]
+}
