@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 
     double t0 = now_us();
     churn(reference, (size_t)size, 0, (int)iters, (uint32_t)seed, acc, st);
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t1 = now_us();
 
     uint32_t *h = (uint32_t *)malloc((size_t)iters * sizeof(uint32_t));

@@ -52,7 +52,7 @@ static double measure(int block, uint32_t *out, const uint32_t *a, const uint32_
         fma_mod<<<grid, block>>>(out, a, b, c, n, (uint32_t)k + 1);
         CK(cudaGetLastError());
     }
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     return (now_us() - t0) / (double)iters;
 }
 

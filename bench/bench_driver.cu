@@ -117,6 +117,7 @@ int main(int argc, char **argv)
             }
         }
         CK(cuCtxSynchronize());
+        CK(cuStreamQuery(0)); /* observes the device (timer_sync in common.h) */
         double t = now_us() - t0;
         if (pass == 1)
             printf("result driver %.4f op=%s pending=%ld\n", t / count, op_names[op], pending);

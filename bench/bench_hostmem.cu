@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         mallochost(reference, (size_t)size, (int)iters, (uint32_t)seed, h);
     else
         mallocasync(reference, (size_t)size, (int)iters, (uint32_t)seed, acc, st);
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t1 = now_us();
     if (!host)
         CK(cudaMemcpy(h, acc, (size_t)iters * sizeof(uint32_t), cudaMemcpyDeviceToHost));

@@ -147,7 +147,7 @@ static int passthrough(const char *what, long long count, uint32_t seed, cudaStr
             empty_kernel<<<1, 1, 0, st>>>();
             CK(cudaGetLastError());
         }
-        CK(cudaDeviceSynchronize());
+        CK(timer_sync());
         t1 = now_us();
         printf("result passthrough %.4f op=launch count=%lld\n", (t1 - t0) / (double)count, count);
         print_digest(&count, sizeof count);
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
         run_graph(&gs, buf, len, reps, (int)work, (uint32_t)seed, st);
     else
         run_native(buf, len, reps, (int)work, (uint32_t)seed, st);
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t1 = now_us();
 
     uint32_t h[2 * N_ELEMS];

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     for (long long k = 0; k < iters; k++)
         CK(dtoh ? cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost)
                 : cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice));
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t1 = now_us();
 
     double us = (t1 - t0) / (double)iters;

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
         read_reference(d, idx, vals, count, lo, hi, stage);
     else
         read_native(pattern, d, idx, vals, count, st);
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t1 = now_us();
 
     static const char *names[] = {"seq", "random", "item"};

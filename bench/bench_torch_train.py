@@ -90,6 +90,7 @@ def main() -> int:
     for i in range(args.warmup, args.warmup + args.steps):
         step(i)
     torch.cuda.synchronize()
+    torch.cuda.current_stream().query()  # observes the device: see timer_sync in common.h
     t1 = time.perf_counter()
     print("result torch_train %.4f steps=%d batch=%d" % ((t1 - t0) * 1e3 / args.steps, args.steps,
                                                        args.batch))

@@ -3,6 +3,7 @@
  *
  * CK(call)        check a CUDA runtime call, exit 1 with a message on error
  * require_gpu()   exit 77 with "SKIP: no CUDA device" when there is no GPU
+ * timer_sync()    wait for the device before a timer stops (see below)
  * now_us()        host monotonic clock in microseconds (clock.h)
  * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
  * mix32()         integer hash used (host and device) to make seeded test data
@@ -43,6 +44,17 @@ static inline void require_gpu(void)
     }
     CK(e);
     CK(cudaFree(0)); /* create the primary context outside any timing */
+}
+
+/* Wait for everything issued, before a timer stops. cudaDeviceSynchronize
+ * alone may return early under GPUACCEL_LAZY_SYNC (the wait then comes at the
+ * next call that observes the device); a stream query observes it, so the
+ * timer sees the whole wait, as it does natively (where the query costs one
+ * call on an idle device). */
+static inline cudaError_t timer_sync(void)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    return e != cudaSuccess ? e : cudaStreamQuery(0);
 }
 
 /* Word-wise FNV-1a variant with extra mixing; only used for equality checks.

@@ -1,0 +1,50 @@
+#!/bin/sh
+# lazy.sh (GPU) - deferred synchronizations (GPUACCEL_LAZY_SYNC): every
+# host-visible result of lazy_test.cu as native, with a fresh seed each run:
+# stwo-style chains, zero-copy memory, page-locked asynchronous copies, host
+# functions, events the program times, device printf, threads handing buffers
+# over, fork, a capture after owed waits; alone and with every feature on. A
+# kernel's fault is still reported, by the next call that observes the device.
+# Then the prover, the capture and host-pointer programs with it on.
+. "${GA_SRC:-.}/tests/gpu/common.sh"
+require_gpu lazy
+T="$GA_BUILD/tests/gpu/lazy_test"
+require_built "$T"
+seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+echo "seed $seed"
+deferred() { # how many synchronizations the library deferred in the last run
+    echo "$SHIM_ERR" | sed -n 's/^gpuaccel: lazy_sync: \([0-9]*\) of .*/\1/p' | head -1 | grep . || echo 0
+}
+for env in "GPUACCEL_LAZY_SYNC=1" "$ALL_FEATURES"; do
+    SHIM_ENV=$env
+    for mode in chain zerocopy pinned hostfunc events printf threads fork capture; do
+        compare_runs "$T" $mode "$seed"
+        short=$(echo "$native_out" | awk '{for (i = 1; i < NF; i++) if ($i ~ /^ok=/ && $(i + 1) == "of" && substr($i, 4) != $(i + 2)) print}')
+        [ -z "$short" ] || fail "a check fails natively: $short"
+        echo "$native_out" | grep -q 'equal=0' && fail "a check fails natively ($mode)"
+        case $mode in
+        chain | threads | fork | capture)
+            [ "$(deferred)" -gt 0 ] || fail "$mode: no synchronization was deferred" ;;
+        zerocopy | pinned)
+            echo "$SHIM_ERR" | grep -q 'host and device share memory' ||
+                fail "$mode: shared memory not seen" ;;
+        esac
+    done
+done
+# a fault: natively the synchronization reports it; deferred, the read does
+native_out=$(env -u LD_PRELOAD "$T" fault "$seed" 2>/dev/null)
+echo "native: $native_out"
+echo "$native_out" | grep -Eq 'fault sync=[1-9][0-9]* read=[1-9]' || fail "no fault natively: $native_out"
+code=$(echo "$native_out" | sed -n 's/.*sync=\([0-9]*\).*/\1/p')
+lazy_out=$(env LD_PRELOAD="$GA_LIB" GPUACCEL_LAZY_SYNC=1 "$T" fault "$seed" 2>/dev/null)
+echo "lazy:   $lazy_out"
+echo "$lazy_out" | grep -Eq "fault sync=(0|$code) read=$code\$" ||
+    fail "the fault was not reported as the driver's: $lazy_out"
+# programs written for other features, with lazy synchronization and graphs
+SHIM_ENV="GPUACCEL_LAZY_SYNC=1 GPUACCEL_GRAPHS=1"
+for p in hostptr_test capture_test cudart_static; do
+    [ -x "$GA_BUILD/tests/gpu/$p" ] && compare_runs "$GA_BUILD/tests/gpu/$p"
+done
+compare_runs "$GA_BUILD/tests/progs/capture_prog" "$GA_SRC/tests/progs/kernels.ptx"
+compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+echo "PASS: lazy"
