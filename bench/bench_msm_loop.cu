@@ -9,8 +9,8 @@
  * synchronizes the stream, frees the scratch with cudaFreeAsync and destroys
  * the stream; older RISC Zero CUDA code made a stream per kernel batch the
  * same way. Per operation, here: cudaStreamCreate; cudaMallocAsync of SIZE
- * bytes of buckets; three small kernels (clear the buckets, scatter the
- * points' contributions into them, reduce them to a 4-byte count);
+ * bytes of buckets; four small kernels (clear the buckets and the count,
+ * scatter the points' contributions into them, reduce them to a 4-byte count);
  * cudaMemcpyAsync of the count to the host; cudaStreamSynchronize;
  * cudaFreeAsync; cudaStreamDestroy. The points live in one long-lived buffer.
  *
@@ -39,20 +39,14 @@ __global__ void scatter(const uint32_t *points, uint32_t npoints, uint32_t *b, u
     }
 }
 
+/* Every block folds a strided share of the buckets and adds it to the count:
+ * addition commutes, so the count is the same whatever order blocks finish in. */
 __global__ void reduce_count(const uint32_t *b, uint32_t nb, uint32_t *count)
 {
-    __shared__ uint32_t part[256];
     uint32_t s = 0;
-    for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x)
-        s = s * 31u + b[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        uint32_t t = 0;
-        for (int k = 0; k < 256; k++)
-            t = t * 17u + part[k];
-        *count = t;
-    }
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nb; i += gridDim.x * blockDim.x)
+        s += b[i] * (i | 1u);
+    atomicAdd(count, s);
 }
 
 static uint32_t one_op(bool reference, cudaStream_t keep, const uint32_t *points, uint32_t npoints,
@@ -63,9 +57,10 @@ static uint32_t one_op(bool reference, cudaStream_t keep, const uint32_t *points
         CK(cudaStreamCreate(&st));
     uint32_t *buckets, nb = (uint32_t)(size / 4), count = 0;
     CK(cudaMallocAsync((void **)&buckets, size, st));
-    clear_buckets<<<64, 256, 0, st>>>(buckets, nb);
+    clear_buckets<<<1024, 256, 0, st>>>(buckets, nb);
+    clear_buckets<<<1, 1, 0, st>>>(dcount, 1);
     scatter<<<(npoints + 255) / 256, 256, 0, st>>>(points, npoints, buckets, nb, seed);
-    reduce_count<<<1, 256, 0, st>>>(buckets, nb, dcount);
+    reduce_count<<<1024, 256, 0, st>>>(buckets, nb, dcount);
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(&count, dcount, sizeof count, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));

@@ -72,10 +72,10 @@ CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
 
 CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
-    CUresult r0;
-    if (!ctx && GA_SERVE(sync, rt, GA_NOSTREAM, false, &r0))
-        return r0;
     CUcontext cur = ga_current_ctx(rt);
+    CUresult r0; /* cudart 13 names the current context */
+    if ((!ctx || ctx == cur) && GA_SERVE(sync, rt, GA_NOSTREAM, false, &r0))
+        return r0;
     ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : cur);
     uint64_t began = sync_begins();
     CUresult r = GA_REAL(rt, id, cuCtxSynchronize_v2)(ctx);

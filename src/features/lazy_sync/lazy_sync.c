@@ -286,7 +286,9 @@ static unsigned ls_gate(const ga_rt_t *rt, ga_id_t id)
         return settle;
     case C_DIRTY:
         atomic_fetch_add(&dirty_in_flight, 1);
-        atomic_fetch_add(&dirty_seq, 1);
+        if (atomic_fetch_add(&dirty_seq, 1) < 8)
+            ga_log(GA_LOG_DEBUG, "lazy_sync: after %s the next whole-context "
+                                 "synchronization waits", ga_entries[id].name);
         return settle | GA_GATE_AFTER;
     case C_CAPTURE:
         pthread_mutex_lock(&lock);
