@@ -84,12 +84,20 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
     return r;
 }
 
-/* cuLaunchKernelEx: attributed launches (clusters, cooperative, priorities)
+/* cuLaunchKernelEx with attributes (clusters, cooperative, priorities)
  * are never rewritten or held; they are flush points for what is held. */
 CUresult ga_hook_launch_ex(const ga_rt_t *rt, ga_id_t id, const CUlaunchConfig *config,
                            CUfunction f, void **kernelParams, void **extra)
 {
     bool pt = ga_entries[id].per_thread;
+    /* No attribute: the very launch cuLaunchKernel makes (cudart's
+     * cudaLaunchKernelEx and Triton's launcher often pass none), so it is one
+     * to the features too: rewritten, held, learned. */
+    ga_id_t plain = pt ? GA_ID_cuLaunchKernel_ptsz : GA_ID_cuLaunchKernel;
+    if (config && config->numAttrs == 0 && rt->drv.fn[plain])
+        return ga_hook_launch(rt, plain, f, config->gridDimX, config->gridDimY, config->gridDimZ,
+                              config->blockDimX, config->blockDimY, config->blockDimZ,
+                              config->sharedMemBytes, config->hStream, kernelParams, extra);
     CUstream s = config ? config->hStream : GA_NOSTREAM;
     ga_launch_t l = {.f = f, .original = f, .stream = s, .per_thread = pt,
                      .params = kernelParams, .extra = extra, .attributed = true};

@@ -120,6 +120,12 @@ compare() {
     echo "$output" | grep -q '^gpuaccel: graphs: .* built=[1-9][0-9]* replays=[1-9]'
 }
 
+@test "graphs: cuLaunchKernelEx with no attribute is held and replayed, with one it is not" {
+    like_native GPUACCEL_GRAPHS=1 -- timeout 120 "$PROGS/graphs_prog" "$PTX" ex
+    [ "$want" = "$(printf 'ex ok=1\nex-attributed ok=1')" ]
+    echo "$output" | grep -q '^gpuaccel: graphs: .* built=[1-9][0-9]* replays=[1-9]'
+}
+
 @test "graphs with the pool and coalescing: results unchanged" {
     want=$(native "$PROGS/graphs_prog" "$PTX")
     run env GPUACCEL_GRAPHS=1 GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 LD_PRELOAD="$GA_LIB" \

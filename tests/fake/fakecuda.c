@@ -862,6 +862,27 @@ FAKE_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
     return launch_on(f, gx, gy, gz, bx, by, bz, s, 1, params);
 }
 
+/* cuLaunchKernelEx: attributes are accepted and change nothing here. */
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, int pt)
+{
+    if (!c || (c->numAttrs && !c->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch_on(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                     c->blockDimZ, c->hStream, pt, params);
+}
+FAKE_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                                      void **extra)
+{
+    (void)extra;
+    return launch_ex(c, f, params, 0);
+}
+FAKE_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params,
+                                           void **extra)
+{
+    (void)extra;
+    return launch_ex(c, f, params, 1);
+}
+
 /* ---- graphs: kernel nodes only, run in order on launch ---- */
 typedef struct fake_node {
     CUfunction f; /* NULL: a copy node */
@@ -1678,6 +1699,7 @@ static const proc_t procs[] = {
     {"cuModuleGetFunction", 2000, (void *)cuModuleGetFunction, NULL},
     {"cuModuleUnload", 2000, (void *)cuModuleUnload, NULL},
     {"cuLaunchKernel", 4000, (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},
+    {"cuLaunchKernelEx", 11080, (void *)cuLaunchKernelEx, (void *)cuLaunchKernelEx_ptsz},
     {"cuStreamCreate", 2000, (void *)cuStreamCreate, NULL},
     {"cuStreamSetAttribute", 11000, (void *)cuStreamSetAttribute, NULL},
     {"cuLaunchHostFunc", 10000, (void *)cuLaunchHostFunc, NULL},

@@ -10,6 +10,8 @@
  *   ptds       the per-thread default stream (cuLaunchKernel_ptsz)
  *   unflushed  (only, when named as a second argument) 600 sequences with no
  *              flush point between them, then one sync
+ *   ex         (only, when named) the sequences launched with cuLaunchKernelEx,
+ *              no attributes, then with one (a priority)
  * usage: graphs_prog KERNELS.PTX [unflushed]  -> one "NAME ok=0|1" line per check */
 #include "linked.h"
 #include <pthread.h>
@@ -22,10 +24,27 @@
 enum { N = 2048, LEN = 8, ITERS = 60 };
 static CUcontext ctx;
 static CUfunction fill_fn, add_fn;
+static int use_ex, ex_attrs; /* launch through cuLaunchKernelEx, with this many attributes */
 
 static void launch(CUfunction f, CUstream s, CUdeviceptr p, uint32_t v, int ptds)
 {
-    linked_launch(f, s, p, N, v, ptds);
+    if (!use_ex) {
+        linked_launch(f, s, p, N, v, ptds);
+        return;
+    }
+    uint32_t n = N;
+    void *args[] = {&p, &n, &v};
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attr.value.priority = 0;
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = (N + 127) / 128, cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 128, cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = s;
+    cfg.attrs = &attr, cfg.numAttrs = (unsigned)ex_attrs;
+    CK(cuLaunchKernelEx(&cfg, f, args, NULL));
 }
 
 /* One sequence: LEN adds into one of two buffers, scalars change with it. */
@@ -177,6 +196,13 @@ int main(int argc, char **argv)
     CK(cuModuleGetFunction(&add_fn, mod, "add"));
     CUstream s;
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (argc > 2 && !strcmp(argv[2], "ex")) {
+        use_ex = 1;
+        printf("ex ok=%d\n", run_sequences(s, 0));
+        ex_attrs = 1;
+        printf("ex-attributed ok=%d\n", run_sequences(s, 0));
+        return 0;
+    }
     if (argc > 2 && !strcmp(argv[2], "unflushed")) {
         printf("unflushed ok=%d\n", run_unflushed(s));
         return 0;

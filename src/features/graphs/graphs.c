@@ -22,7 +22,8 @@
  *
  * Not held: per-thread default stream launches (only the launching thread can
  * name that stream, and a flush may come from another thread), cooperative,
- * cluster and attributed launches (cuLaunchKernelEx), launches with `extra`,
+ * cluster and attributed launches (cuLaunchKernelEx with attributes; without
+ * any, hooks/launch.c hands it over as a cuLaunchKernel), launches with `extra`,
  * launches during stream capture, kernels whose parameter layout the driver
  * cannot report, and sequences whose kernels turned out long (measured on the
  * first replays: a graph saves ~2.5 us a node, nothing worth holding for).
