@@ -25,6 +25,21 @@
  * The fills are the library's own calls (a pinned allocation, a wider copy):
  * none is made while a stream capture is open (capture.h).
  *
+ * Mirrors: a prover's query phase reads one or two words at random places of
+ * tens of buffers (RISC Zero's get_at per Merkle layer, FRI openings), and a
+ * 64 KiB window around each read is rarely read again. When reads keep missing
+ * in one allocation while nothing changes it (the same epoch and work
+ * sequence), the next fill copies the whole allocation, if the cost model says
+ * it pays: the copy (its bytes over the bandwidth measured on earlier large
+ * fills) may cost at most what the misses so far cost in round trips (measured
+ * on small fills): rent-or-buy, never more than twice what the best choice in
+ * hindsight would have cost. A larger read of any size is served from a
+ * window or mirror that holds it, and one read twice in a generation becomes a
+ * mirror itself (a column accessor that copies a whole column to the host to
+ * take one value). Mirrors are plain host memory (page-locking tens of MiB
+ * costs more than the copy), at most GPUACCEL_COALESCE_BUDGET bytes in all; the
+ * rules for keeping them are the windows'.
+ *
  * Owns: the window slots and the shared-memory set, under `lock`.
  * Must never: call the driver holding `lock`; serve a read from a window whose
  * epoch or work sequence moved. */
@@ -35,14 +50,16 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uthash.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "features/feature.h"
 #include "tracking/memkind.h"
 #include "tracking/streams.h"
 
-enum { N_SLOTS = 16, MAX_GROWTH = 16 };
+enum { N_SLOTS = 48, MAX_GROWTH = 16, N_SEEN = 64, MIRROR_FACTOR = 1 };
 
 /* A slot's life: EMPTY -> CLAIMED (one filler owns it: no one else reads or
  * claims it, its host buffer may be replaced) -> VALID (a synchronous fill,
@@ -64,7 +81,18 @@ typedef struct slot {
     uint64_t enqueued;          /* S_FILLING: ga_order_next() when its copy was enqueued */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
+    bool big;             /* host is malloc'd (a mirror), counted in held_bytes */
 } slot_t;
+
+/* Allocations reads missed in, this generation (epoch and work sequence). */
+typedef struct seen {
+    CUdeviceptr base;
+    uint64_t epoch, work, used;
+    unsigned misses;
+    CUdeviceptr last_src; /* the last large read, for "read twice" */
+    size_t last_n;
+    uint64_t last_epoch;
+} seen_t;
 
 typedef struct shared_range {
     CUdeviceptr base;
@@ -75,7 +103,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot_t slots[N_SLOTS];     /* guarded by lock */
 static shared_range_t *shared;    /* guarded by lock: IPC exported or imported */
 static uint64_t clock_tick;       /* guarded by lock */
-static _Atomic uint64_t hits, misses, fills, fill_bytes;
+static seen_t seen_allocs[N_SEEN]; /* guarded by lock */
+static _Atomic uint64_t hits, misses, fills, fill_bytes, mirrors, mirror_bytes;
+/* The cost model, measured on the fills: a small fill's time (the round trip)
+ * and large fills' bandwidth; initial values from an H100's pageable copies. */
+static _Atomic uint64_t rtt_ns = 10000, bw_bytes_per_us = 12000;
+static _Atomic uint64_t held_bytes; /* mirrors' host memory */
+static _Atomic bool model_frozen;    /* tests: the model as set */
 /* Fills since the last hit, and misses left to pass straight to the driver:
  * a loop that writes before every read gains nothing from windows, and each
  * fill costs more than the read it replaces. */
@@ -140,20 +174,24 @@ static bool serve(void *dst, CUdeviceptr src, size_t n)
     return ok;
 }
 
-/* A slot to fill: an empty one, else the least recently used valid one. A slot
+/* A slot to fill: an empty one, else the least recently used valid one,
+ * preferring a slot whose buffer is of the kind the fill needs (a mirror's
+ * plain memory, a window's pinned memory: either costs to make again). A slot
  * claimed or being filled is never taken (its filler may be replacing its
  * buffer, or a copy into its memory may be in flight). */
-static slot_t *claim_locked(void)
+static slot_t *claim_locked(bool big)
 {
     slot_t *best = NULL;
+    int best_score = -1;
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
         if (in_flight(s))
             continue;
-        if (s->state == S_EMPTY || !slot_valid(s))
-            return s;
-        if (!best || s->used < best->used)
-            best = s;
+        bool free_now = s->state == S_EMPTY || !slot_valid(s);
+        bool kind = !s->host || s->big == big;
+        int score = free_now * 2 + kind;
+        if (score > best_score || (score == best_score && s->used < best->used))
+            best = s, best_score = score;
     }
     return best;
 }
@@ -251,14 +289,92 @@ static void free_pinned(const ga_rt_t *rt, void *p)
         hfree(p);
 }
 
-static bool ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx)
+/* A slot's host buffer, detached from it. */
+typedef struct buffer {
+    void *host;
+    size_t cap;
+    bool big;
+} buffer_t;
+
+static void free_buffer(const ga_rt_t *rt, buffer_t b)
 {
-    if (s->host && s->cap >= len && s->ctx == ctx)
+    if (!b.host)
+        return;
+    if (b.big) {
+        free(b.host);
+        atomic_fetch_sub(&held_bytes, b.cap);
+    } else {
+        free_pinned(rt, b.host);
+    }
+}
+
+static buffer_t detach_buffer(slot_t *s)
+{
+    buffer_t b = {s->host, s->cap, s->big};
+    s->host = NULL, s->cap = 0, s->big = false;
+    return b;
+}
+
+/* Bytes mirrors may hold: the setting, or an eighth of host memory. */
+static uint64_t budget(const ga_rt_t *rt)
+{
+    if (rt->cfg.coalesce_budget)
+        return rt->cfg.coalesce_budget;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : (1ull << 30);
+}
+
+/* Is copying `size` bytes once worth it after `missed` round trips? */
+static bool worth_mirror(const ga_rt_t *rt, size_t size, unsigned missed)
+{
+    uint64_t bw = atomic_load_explicit(&bw_bytes_per_us, memory_order_relaxed);
+    uint64_t copy_ns = bw ? (uint64_t)size * 1000 / bw : UINT64_MAX;
+    uint64_t paid_ns = (uint64_t)missed * atomic_load_explicit(&rtt_ns, memory_order_relaxed);
+    return size <= budget(rt) / 2 && copy_ns <= paid_ns * MIRROR_FACTOR;
+}
+
+/* Learn from a fill of len bytes that took ns. */
+static void measured(size_t len, uint64_t ns, size_t unit)
+{
+    if (atomic_load_explicit(&model_frozen, memory_order_relaxed))
+        return;
+    if (len <= unit) {
+        uint64_t r = atomic_load_explicit(&rtt_ns, memory_order_relaxed);
+        atomic_store_explicit(&rtt_ns, (7 * r + ns) / 8, memory_order_relaxed);
+        return;
+    }
+    uint64_t r = atomic_load_explicit(&rtt_ns, memory_order_relaxed);
+    if (ns <= r)
+        return;
+    uint64_t bw = (uint64_t)len * 1000 / (ns - r), old = atomic_load(&bw_bytes_per_us);
+    atomic_store_explicit(&bw_bytes_per_us, (3 * old + bw) / 4, memory_order_relaxed);
+}
+
+static bool ensure_big(const ga_rt_t *rt, slot_t *s, size_t len)
+{
+    if (s->host && s->big && s->cap >= len)
+        return true;
+    free_buffer(rt, detach_buffer(s));
+    if (atomic_fetch_add(&held_bytes, len) + len > budget(rt)) {
+        atomic_fetch_sub(&held_bytes, len);
+        return false;
+    }
+    if (!(s->host = malloc(len))) {
+        atomic_fetch_sub(&held_bytes, len);
+        return false;
+    }
+    s->cap = len, s->big = true;
+    return true;
+}
+
+static bool ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx, bool big)
+{
+    if (big)
+        return ensure_big(rt, s, len) && (s->ctx = ctx, true);
+    if (s->host && !s->big && s->cap >= len && s->ctx == ctx)
         return true;
     __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
-    free_pinned(rt, s->host);
-    s->host = NULL;
-    s->cap = 0;
+    free_buffer(rt, detach_buffer(s));
     size_t cap = len < 65536 ? 65536 : len;
     if (!halloc || halloc(&s->host, cap, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
         s->host = NULL;
@@ -291,7 +407,58 @@ typedef struct fill {
     CUdeviceptr base;
     size_t len, grow;
     uint64_t epoch, work; /* read before the memory was found cacheable */
+    bool big;             /* a mirror: a whole allocation or a large read's range */
 } fill_t;
+
+/* Count a miss in the allocation at base, this generation. */
+static seen_t *note_miss_locked(CUdeviceptr base, uint64_t epoch, uint64_t work)
+{
+    seen_t *e = NULL, *lru = &seen_allocs[0];
+    for (int i = 0; i < N_SEEN && !e; i++) {
+        if (seen_allocs[i].base == base)
+            e = &seen_allocs[i];
+        else if (seen_allocs[i].used < lru->used)
+            lru = &seen_allocs[i];
+    }
+    if (!e) {
+        e = lru;
+        memset(e, 0, sizeof *e);
+        e->base = base;
+    }
+    if (e->epoch != epoch || e->work != work)
+        e->epoch = epoch, e->work = work, e->misses = 0;
+    if (e->last_epoch != epoch) /* a large read made again: same epoch (its own
+                                   copy to the driver counts as work) */
+        e->last_epoch = epoch, e->last_src = 0, e->last_n = 0;
+    e->misses++;
+    e->used = ++clock_tick;
+    return e;
+}
+
+/* Decide, for a miss at [src, src+n) in allocation r, whether the fill is a
+ * mirror and what it covers; false when a large read should go to the driver. */
+static bool plan_locked(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
+                        bool may_mirror, fill_t *f)
+{
+    size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+    bool large = n > rt->cfg.coalesce_max;
+    seen_t *e = note_miss_locked(r->base, f->epoch, f->work);
+    f->big = false;
+    if (large) { /* read twice in this generation: the second one mirrors it */
+        bool again = e->last_src == src && e->last_n == n;
+        e->last_src = src, e->last_n = n;
+        if (!again || !may_mirror || n > budget(rt) / 2)
+            return false;
+        bool whole = r->size <= 4 * (uint64_t)n && r->size <= budget(rt) / 2;
+        f->base = whole ? r->base : src, f->len = whole ? r->size : n;
+        f->big = true;
+        return true;
+    }
+    if (may_mirror && r->size > unit && e->misses > 2 && worth_mirror(rt, r->size, e->misses)) {
+        f->base = r->base, f->len = r->size, f->big = true;
+    }
+    return true;
+}
 
 /* Claim a slot for a window holding [src, src+n), for a fill on the stream
  * whose tracker record is `st` (NULL: a synchronous fill). A fill is matched
@@ -304,6 +471,7 @@ typedef struct fill {
 static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_stream_t *st,
                        fill_t *f)
 {
+    bool may_mirror = st == NULL; /* an asynchronous fill stays small and pinned */
     range_t range;
     /* Read first: memory shared (IPC) after the check below bumps the epoch,
      * and the window is then not kept. */
@@ -312,6 +480,10 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
         return false;
     pthread_mutex_lock(&lock);
+    if (!plan_locked(rt, &range, src, n, may_mirror, f)) {
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
     /* What window_for needs of the slot before it, copied: window_for runs
      * unlocked, while another thread may refill that slot (its owner writes
      * host and cap unlocked, so only the fields kept under the lock). */
@@ -322,23 +494,26 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
         prev_copy.next_expected = before->next_expected, prev_copy.grow = before->grow;
         prev = &prev_copy;
     }
-    slot_t *s = claim_locked();
+    slot_t *s = claim_locked(f->big);
     for (int i = 0; s && st && i < N_SLOTS; i++)
         if (in_flight(&slots[i]) && slots[i].fill_st == st)
             s = NULL; /* one asynchronous fill per stream at a time */
-    void *stale = NULL; /* the slot's buffer, if pinned in another context */
+    buffer_t stale = {0}; /* the slot's buffer, if pinned in another context */
     if (s) {
         s->state = S_CLAIMED, s->fill_st = st;
         if (s->host && s->ctx != f->ctx) { /* detached here, where ctx_gone sees it */
-            stale = s->host;
-            s->host = NULL, s->cap = 0, s->ctx = NULL;
+            stale = detach_buffer(s);
+            s->ctx = NULL;
         }
     }
     pthread_mutex_unlock(&lock);
-    free_pinned(rt, stale);
+    free_buffer(rt, stale);
     if (!s)
         return false;
-    window_for(rt, &range, src, n, prev, &f->base, &f->len, &f->grow);
+    if (f->big)
+        f->grow = 1;
+    else
+        window_for(rt, &range, src, n, prev, &f->base, &f->len, &f->grow);
     if (src < f->base || src + n > f->base + f->len) {
         pthread_mutex_lock(&lock);
         s->state = S_EMPTY;
@@ -369,15 +544,22 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     if (!begin_fill(rt, src, n, NULL, &f))
         return false;
     slot_t *s = f.slot;
-    bool ok = ensure_host(rt, s, f.len, f.ctx);
+    bool ok = ensure_host(rt, s, f.len, f.ctx, f.big);
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
+    uint64_t t0 = ga_now_ns();
     *r = ok ? copy(s->host, f.base, f.len) : CUDA_ERROR_OUT_OF_MEMORY;
     if (*r == CUDA_SUCCESS) {
+        measured(f.len, ga_now_ns() - t0,
+                 rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536);
         ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
         memcpy(dst, (const char *)s->host + (src - f.base), n);
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
+        if (f.big) {
+            atomic_fetch_add_explicit(&mirrors, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&mirror_bytes, f.len, memory_order_relaxed);
+        }
     }
     bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, f.ctx);
     pthread_mutex_lock(&lock);
@@ -389,6 +571,7 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     if (*r != CUDA_SUCCESS && ok)
         return false; /* let the program's own copy produce the driver's error */
     return *r == CUDA_SUCCESS;
+    /* (!ok: no buffer, over budget for a mirror: the program's copy goes) */
 }
 
 static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
@@ -401,12 +584,13 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     return done;
 }
 
-/* A read the library may serve itself: small, into host memory, and not
- * under capture (a captured copy must reach the graph) or after a fault. */
+/* A read the library may serve itself: into host memory, and not under
+ * capture (a captured copy must reach the graph) or after a fault. Small ones
+ * (up to GPUACCEL_COALESCE_MAX) fill windows; larger ones are served from a
+ * window or mirror that holds them, and mirrored when read twice. */
 static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
 {
-    return rt->cfg.coalesce && dst && n && n <= rt->cfg.coalesce_max && !ga_serving_off() &&
-           ga_host_memory(rt, dst, n);
+    return rt->cfg.coalesce && dst && n && !ga_serving_off() && ga_host_memory(rt, dst, n);
 }
 
 /* ---- the asynchronous read and its stream sync -------------------------------- */
@@ -436,7 +620,8 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     /* The program's own copy is already noted as work (f.work was read after
      * it): the window is valid if nothing else is enqueued anywhere until the
      * stream sync. */
-    bool ok = ensure_host(rt, s, f.len, f.ctx) && copy(s->host, f.base, f.len, h) == CUDA_SUCCESS;
+    bool ok = ensure_host(rt, s, f.len, f.ctx, false) &&
+              copy(s->host, f.base, f.len, h) == CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
     if (ok) { /* from now on a sync of this stream that begins may install it */
         s->state = S_FILLING, s->enqueued = ga_order_next();
@@ -559,6 +744,8 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     }
     if (unified && !src_is_device(rt, src))
         return false; /* host to host or to device: not a read */
+    if (n > rt->cfg.coalesce_max) /* large: mirrored if read twice, else the driver's */
+        return kind == R_SYNC && fill_and_serve(rt, as, dst, src, n, r);
     offered.src = src, offered.n = n, offered.candidate = true;
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     /* Synchronous: replaced by a window fill at the same stream position. */
@@ -588,16 +775,22 @@ static void co_shared(const ga_rt_t *rt, CUdeviceptr base, bool exported)
 
 static void co_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
-    (void)rt;
     pthread_mutex_lock(&lock);
     /* Its pinned buffers and its fills in flight went with the context. A
      * claimed slot is left to its filler, whose buffer is of the filler's
      * current context (begin_fill detached any other): if that is the one
      * destroyed, the program destroyed a context another thread was using. */
+    buffer_t big[N_SLOTS];
+    unsigned n_big = 0;
     for (int i = 0; i < N_SLOTS; i++)
-        if (slots[i].state != S_CLAIMED && slots[i].ctx == ctx)
+        if (slots[i].state != S_CLAIMED && slots[i].ctx == ctx) {
+            if (slots[i].big) /* plain host memory: ours to free */
+                big[n_big++] = detach_buffer(&slots[i]);
             memset(&slots[i], 0, sizeof slots[i]);
+        }
     pthread_mutex_unlock(&lock);
+    for (unsigned i = 0; i < n_big; i++)
+        free_buffer(rt, big[i]);
 }
 
 static void co_stream_gone(const ga_rt_t *rt, CUstream h)
@@ -622,21 +815,34 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->misses = atomic_load(&misses);
     s->fills = atomic_load(&fills);
     s->fill_bytes = atomic_load(&fill_bytes);
+    s->mirrors = atomic_load(&mirrors);
+    s->mirror_bytes = atomic_load(&mirror_bytes);
+}
+
+void ga_coalesce_set_model(uint64_t rtt, uint64_t bw, bool frozen)
+{
+    atomic_store(&rtt_ns, rtt);
+    atomic_store(&bw_bytes_per_us, bw);
+    atomic_store(&model_frozen, frozen);
 }
 
 static void co_report(void)
 {
     ga_coalesce_stats_t s;
     ga_coalesce_stats(&s);
-    if (s.hits + s.misses)
-        ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu",
+    if (s.hits + s.misses + s.mirrors)
+        ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu mirrors=%llu "
+                "mirror_bytes=%llu",
                 (unsigned long long)s.hits, (unsigned long long)s.misses,
-                (unsigned long long)s.fills, (unsigned long long)s.fill_bytes);
+                (unsigned long long)s.fills, (unsigned long long)s.fill_bytes,
+                (unsigned long long)s.mirrors, (unsigned long long)s.mirror_bytes);
 }
 
 static void fork_child(void)
 {
     memset(slots, 0, sizeof slots); /* pinned buffers belong to the parent's CUDA */
+    memset(seen_allocs, 0, sizeof seen_allocs);
+    atomic_store(&held_bytes, 0); /* the mirrors' memory is left (a child forgets) */
     shared = NULL;
     atomic_store(&hits, 0);
     atomic_store(&misses, 0);

@@ -10,8 +10,12 @@
 void ga_coalesce_note_shared(CUdeviceptr base);
 
 typedef struct ga_coalesce_stats {
-    uint64_t hits, misses, fills, fill_bytes;
+    uint64_t hits, misses, fills, fill_bytes, mirrors, mirror_bytes;
 } ga_coalesce_stats_t;
 void ga_coalesce_stats(ga_coalesce_stats_t *s);
+
+/* For tests: set the cost model (a fill's round trip, large fills' bandwidth)
+ * and, with frozen, stop measuring it. */
+void ga_coalesce_set_model(uint64_t rtt_ns, uint64_t bw_bytes_per_us, bool frozen);
 
 #endif

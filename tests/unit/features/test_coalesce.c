@@ -8,7 +8,10 @@
  * never cached; a device or managed "host" destination goes to the driver; a
  * loop that writes before every read backs off; an asynchronous read's window
  * is installed at the stream sync only if nothing was enqueued since; nothing
- * is served while a capture is open. */
+ * is served while a capture is open. Mirrors: reads that keep missing in one
+ * allocation get the whole allocation copied once, when the cost model says it
+ * pays and the budget allows; a large read made twice is mirrored; a write or
+ * any work drops a mirror as it drops a window. */
 #include "check.h"
 #include "features/coalesce/coalesce.h"
 #include "tracking/streams.h"
@@ -334,6 +337,76 @@ static void nothing_served_in_capture(void)
     ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async);
 }
 
+/* Reads at scattered places of one allocation: the third miss copies it all. */
+static void mirror_after_misses(void)
+{
+    ga_coalesce_set_model(10000, 12000, true); /* 10 us a round trip, 12 GB/s */
+    calm();
+    CUdeviceptr d = fresh(64 * W);
+    rd(d);
+    rd(d + 10 * W);
+    CHECK(stub_last_copy()->n == W);
+    tally_t t = tally();
+    CHECK(rd(d + 20 * W + 8) == *stub_word(d + 20 * W + 8) && since(t).copies == 1 &&
+          stub_last_copy()->src == d && stub_last_copy()->n == 64 * W);
+    t = tally();
+    bool right = true;
+    for (CUdeviceptr a = d + 4; a < d + 64 * W; a += 5 * W + 4)
+        right &= rd(a) == *stub_word(a);
+    CHECK(right && since(t).copies == 0 && since(t).hits >= 12);
+    ga_coalesce_stats_t st;
+    ga_coalesce_stats(&st);
+    CHECK(st.mirrors >= 1 && st.mirror_bytes >= 64 * W);
+    memset_word(d + 30 * W, 0xc1); /* a write: the mirror is not read again */
+    t = tally();
+    CHECK(rd(d + 30 * W) == 0xc1 && since(t).hits == 0 && since(t).copies == 1);
+}
+
+/* The same pattern when the copy would cost too much, or the budget is small. */
+static void mirror_only_when_it_pays(void)
+{
+    ga_coalesce_set_model(10000, 1, true); /* 1 byte a microsecond: never pays */
+    calm();
+    CUdeviceptr d = fresh(64 * W);
+    rd(d), rd(d + 10 * W), rd(d + 20 * W), rd(d + 30 * W);
+    CHECK(stub_last_copy()->n == W);
+    ga_coalesce_set_model(10000, 12000, true);
+    rt.cfg.coalesce_budget = 64 * W; /* a mirror may take half of it at most */
+    calm();
+    d = fresh(64 * W);
+    rd(d), rd(d + 10 * W), rd(d + 20 * W), rd(d + 30 * W);
+    CHECK(stub_last_copy()->n == W);
+    rt.cfg.coalesce_budget = 0;
+}
+
+/* A column read whole to the host, again and again between changes. */
+static void large_read_twice_mirrored(void)
+{
+    ga_coalesce_set_model(10000, 12000, true);
+    calm();
+    CUdeviceptr d = fresh(8 * W);
+    static uint32_t col[W / 2], want[W / 2]; /* 2W bytes of an 8W allocation */
+    memcpy(want, stub_word(d + W), sizeof want);
+    tally_t t = tally();
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, col, d + W, sizeof col) == CUDA_SUCCESS &&
+          !memcmp(col, want, sizeof col) && since(t).copies == 1 && since(t).fills == 0);
+    memset(col, 0, sizeof col);
+    t = tally(); /* the second time: one copy of the allocation, kept */
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, col, d + W, sizeof col) == CUDA_SUCCESS &&
+          !memcmp(col, want, sizeof col) && since(t).copies == 1 && since(t).fills == 1 &&
+          stub_last_copy()->src == d && stub_last_copy()->n == 8 * W);
+    memset(col, 0, sizeof col);
+    t = tally(); /* then from the mirror */
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, col, d + W, sizeof col) == CUDA_SUCCESS &&
+          !memcmp(col, want, sizeof col) && since(t).copies == 0 && since(t).hits == 1);
+    enqueue_only(s_other); /* work anywhere: the mirror goes */
+    *stub_word(d + W + 40) = 0xc2;
+    want[10] = 0xc2;
+    t = tally();
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, col, d + W, sizeof col) == CUDA_SUCCESS &&
+          !memcmp(col, want, sizeof col) && since(t).copies == 1 && since(t).hits == 0);
+}
+
 int main(void)
 {
     stub_runtime(&rt);
@@ -341,6 +414,8 @@ int main(void)
     rt.cfg.coalesce_max = 256;
     rt.cfg.coalesce_window = W;
     stub_start(&rt);
+    /* No mirror pays until a test says so: the windows' rules first. */
+    ga_coalesce_set_model(10000, 1, true);
     s_nb = (CUstream)&stub_streams[1], s_async = (CUstream)&stub_streams[2];
     s_other = (CUstream)&stub_streams[3], s_cap = (CUstream)&stub_streams[4];
     stub_stream_flags[1] = CU_STREAM_NON_BLOCKING;
@@ -356,5 +431,8 @@ int main(void)
     writes_before_reads_back_off();
     async_fill_installed_at_sync();
     nothing_served_in_capture();
+    mirror_after_misses();
+    mirror_only_when_it_pays();
+    large_read_twice_mirrored();
     return check_done("test_coalesce");
 }
