@@ -59,7 +59,7 @@
 #include "tracking/memkind.h"
 #include "tracking/streams.h"
 
-enum { N_SLOTS = 48, MAX_GROWTH = 16, N_SEEN = 64, MIRROR_FACTOR = 1 };
+enum { N_SLOTS = 96, MAX_GROWTH = 16, N_SEEN = 64, MIRROR_FACTOR = 1 };
 
 /* A slot's life: EMPTY -> CLAIMED (one filler owns it: no one else reads or
  * claims it, its host buffer may be replaced) -> VALID (a synchronous fill,
@@ -151,7 +151,7 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
         slot_t *s = &slots[i];
         if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len) {
             if (!slot_valid(s))
-                return false;
+                continue; /* stale; a mirror made since may hold it */
             memcpy(dst, (const char *)s->host + (src - s->base), n);
             s->used = ++clock_tick;
             return true;
@@ -567,7 +567,14 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
            !ga_serving_off();
     s->state = keep ? S_VALID : S_EMPTY;
     record_window_locked(&f);
+    if (keep && f.big) /* the windows it covers hold nothing more: free their slots */
+        for (int i = 0; i < N_SLOTS; i++)
+            if (&slots[i] != s && slots[i].state == S_VALID && slots[i].base >= f.base &&
+                slots[i].base + slots[i].len <= f.base + f.len)
+                slots[i].state = S_EMPTY;
     pthread_mutex_unlock(&lock);
+    if (f.big && !keep)
+        ga_debug("coalesce: a %zu-byte mirror was not kept (copy %d)", f.len, (int)*r);
     if (*r != CUDA_SUCCESS && ok)
         return false; /* let the program's own copy produce the driver's error */
     return *r == CUDA_SUCCESS;
