@@ -35,8 +35,10 @@
     X(GPUACCEL_COALESCE, FEATURE, coalesce, "0", "", "serve small device-to-host reads from one transfer") \
     X(GPUACCEL_COALESCE_MAX, SIZE, coalesce_max, "256", "GPUACCEL_COALESCE", "largest read served from a window, bytes") \
     X(GPUACCEL_COALESCE_WINDOW, SIZE, coalesce_window, "64K", "GPUACCEL_COALESCE", "initial window size, bytes") \
-    X(GPUACCEL_COALESCE_BUDGET, SIZE, coalesce_budget, "0", "GPUACCEL_COALESCE",             \
-      "most host bytes held by copies of whole allocations read again and again; 0: an eighth of host memory") \
+    X(GPUACCEL_COALESCE_MIRRORS, BOOL, coalesce_mirrors, "0", "GPUACCEL_COALESCE",          \
+      "1 copies a whole allocation to host memory when reads keep missing in it and the copy pays") \
+    X(GPUACCEL_COALESCE_BUDGET, SIZE, coalesce_budget, "0", "GPUACCEL_COALESCE_MIRRORS",     \
+      "most host bytes the mirrors hold; 0: an eighth of host memory") \
     X(GPUACCEL_STAGING, FEATURE, staging, "0", "",                                         \
       "copy large pageable host buffers through pinned buffers, with several threads")      \
     X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                     \

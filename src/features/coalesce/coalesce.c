@@ -33,12 +33,17 @@
  * it pays: the copy (its bytes over the bandwidth measured on earlier large
  * fills) may cost at most what the misses so far cost in round trips (measured
  * on small fills): rent-or-buy, never more than twice what the best choice in
- * hindsight would have cost. A larger read of any size is served from a
- * window or mirror that holds it, and one read twice in a generation becomes a
- * mirror itself (a column accessor that copies a whole column to the host to
- * take one value). Mirrors are plain host memory (page-locking tens of MiB
- * costs more than the copy), at most GPUACCEL_COALESCE_BUDGET bytes in all; the
- * rules for keeping them are the windows'.
+ * hindsight would have cost. A larger read, up to a window's size, is served
+ * from a window or mirror that holds it; larger still goes to the driver: one
+ * thread's memcpy from host memory is no faster than the driver's copy (seen
+ * on an H100 host: a 256 KiB read served from a mirror took 48 us, the
+ * driver's 42 us), so mirroring a column that is read whole again and again
+ * gains nothing. Mirrors are plain host memory (page-locking tens of MiB costs
+ * more than the copy), at most GPUACCEL_COALESCE_BUDGET bytes in all; the rules
+ * for keeping them are the windows'. Off unless GPUACCEL_COALESCE_MIRRORS=1:
+ * on an H100 they made a 2^16 query phase 3.3x faster than windows alone but a
+ * 2^20 one and the bundled prover slower (fresh host pages and one thread's
+ * copies cost more than the model's bandwidth said).
  *
  * Owns: the window slots and the shared-memory set, under `lock`.
  * Must never: call the driver holding `lock`; serve a read from a window whose
@@ -89,9 +94,6 @@ typedef struct seen {
     CUdeviceptr base;
     uint64_t epoch, work, used;
     unsigned misses;
-    CUdeviceptr last_src; /* the last large read, for "read twice" */
-    size_t last_n;
-    uint64_t last_epoch;
 } seen_t;
 
 typedef struct shared_range {
@@ -107,7 +109,7 @@ static seen_t seen_allocs[N_SEEN]; /* guarded by lock */
 static _Atomic uint64_t hits, misses, fills, fill_bytes, mirrors, mirror_bytes;
 /* The cost model, measured on the fills: a small fill's time (the round trip)
  * and large fills' bandwidth; initial values from an H100's pageable copies. */
-static _Atomic uint64_t rtt_ns = 10000, bw_bytes_per_us = 12000;
+static _Atomic uint64_t rtt_ns = 10000, bw_bytes_per_us = 4000;
 static _Atomic uint64_t held_bytes; /* mirrors' host memory */
 static _Atomic bool model_frozen;    /* tests: the model as set */
 /* Fills since the last hit, and misses left to pass straight to the driver:
@@ -427,37 +429,21 @@ static seen_t *note_miss_locked(CUdeviceptr base, uint64_t epoch, uint64_t work)
     }
     if (e->epoch != epoch || e->work != work)
         e->epoch = epoch, e->work = work, e->misses = 0;
-    if (e->last_epoch != epoch) /* a large read made again: same epoch (its own
-                                   copy to the driver counts as work) */
-        e->last_epoch = epoch, e->last_src = 0, e->last_n = 0;
     e->misses++;
     e->used = ++clock_tick;
     return e;
 }
 
-/* Decide, for a miss at [src, src+n) in allocation r, whether the fill is a
- * mirror and what it covers; false when a large read should go to the driver. */
-static bool plan_locked(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
-                        bool may_mirror, fill_t *f)
+/* Count a miss in allocation r and decide whether its fill is a mirror (the
+ * whole allocation: f->big, f->base, f->len). */
+static void plan_locked(const ga_rt_t *rt, const range_t *r, bool may_mirror, fill_t *f)
 {
     size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
-    bool large = n > rt->cfg.coalesce_max;
     seen_t *e = note_miss_locked(r->base, f->epoch, f->work);
-    f->big = false;
-    if (large) { /* read twice in this generation: the second one mirrors it */
-        bool again = e->last_src == src && e->last_n == n;
-        e->last_src = src, e->last_n = n;
-        if (!again || !may_mirror || n > budget(rt) / 2)
-            return false;
-        bool whole = r->size <= 4 * (uint64_t)n && r->size <= budget(rt) / 2;
-        f->base = whole ? r->base : src, f->len = whole ? r->size : n;
-        f->big = true;
-        return true;
-    }
-    if (may_mirror && r->size > unit && e->misses > 2 && worth_mirror(rt, r->size, e->misses)) {
-        f->base = r->base, f->len = r->size, f->big = true;
-    }
-    return true;
+    f->big = may_mirror && rt->cfg.coalesce_mirrors && r->size > unit && e->misses > 2 &&
+             worth_mirror(rt, r->size, e->misses);
+    if (f->big)
+        f->base = r->base, f->len = r->size;
 }
 
 /* Claim a slot for a window holding [src, src+n), for a fill on the stream
@@ -480,10 +466,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
         return false;
     pthread_mutex_lock(&lock);
-    if (!plan_locked(rt, &range, src, n, may_mirror, f)) {
-        pthread_mutex_unlock(&lock);
-        return false;
-    }
+    plan_locked(rt, &range, may_mirror, f);
     /* What window_for needs of the slot before it, copied: window_for runs
      * unlocked, while another thread may refill that slot (its owner writes
      * host and cap unlocked, so only the fields kept under the lock). */
@@ -745,14 +728,15 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     /* Asynchronous: served only when the stream has nothing queued (the copy
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);
-    if (idle && serve(dst, src, n)) {
+    size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+    if (idle && (n <= rt->cfg.coalesce_max || n <= unit) && serve(dst, src, n)) {
         *r = CUDA_SUCCESS;
         return true;
     }
     if (unified && !src_is_device(rt, src))
         return false; /* host to host or to device: not a read */
-    if (n > rt->cfg.coalesce_max) /* large: mirrored if read twice, else the driver's */
-        return kind == R_SYNC && fill_and_serve(rt, as, dst, src, n, r);
+    if (n > rt->cfg.coalesce_max) /* large: served from what holds it, or the driver's */
+        return false;
     offered.src = src, offered.n = n, offered.candidate = true;
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     /* Synchronous: replaced by a window fill at the same stream position. */
