@@ -13,11 +13,20 @@ ALL=$ALL_FEATURES
 SHIM_ENV="$ALL"
 compare_runs "$S" --seconds "${GA_STRESS_SECONDS:-20}"
 echo "$native_out" | grep -q 'ok=1' || fail "stress: a check failed natively"
-# A faulting kernel: the same codes afterwards, natively and with every feature.
+# A faulting kernel: the same codes afterwards, natively and with every
+# feature, lazy synchronization aside: by design it reports the fault at the
+# next call that observes the device instead of at the synchronization (the
+# program checks which call saw it; tests/gpu/lazy.sh checks that one).
+SHIM_ENV="$ALL GPUACCEL_LAZY_SYNC=0"
 compare_runs "$GA_BUILD/tests/gpu/fault"
 echo "$native_out" | grep -q 'sync=700' || echo "note: the fault was reported as: $native_out"
-SHIM_ENV="$ALL GPUACCEL_POOL_POISON=1"
+SHIM_ENV="$ALL GPUACCEL_LAZY_SYNC=0 GPUACCEL_POOL_POISON=1"
 compare_runs "$GA_BUILD/tests/gpu/fault"
+SHIM_ENV="$ALL"
+lazy_out=$(env LD_PRELOAD="$GA_LIB" $SHIM_ENV "$GA_BUILD/tests/gpu/fault" 2>/dev/null)
+echo "with lazy synchronization: $lazy_out"
+echo "$lazy_out" | grep -Eq 'sync=(0|700) alloc=[0-9]+ copy=700' ||
+    fail "the fault was not reported by the next call that observes the device: $lazy_out"
 
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if [ -z "$CS" ]; then
