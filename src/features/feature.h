@@ -151,6 +151,10 @@ typedef struct ga_feature {
     void (*stream_touched)(const ga_rt_t *rt, CUstream s);
     void (*ctx_gone)(const ga_rt_t *rt, CUcontext ctx);
     void (*unload)(const ga_rt_t *rt); /* a module or library is being unloaded */
+    /* A module or library is about to be loaded from memory (cuModuleLoadData,
+     * cuModuleLoadDataEx, cuLibraryLoadData): image is what the program passed
+     * (PTX text, a cubin, a fatbin, or cudart's wrapper of one). */
+    void (*code_loaded)(const ga_rt_t *rt, const void *image);
     void (*span)(ga_id_t id, uint64_t t0, uint64_t t1); /* a timed driver call */
     void (*exit)(void);                /* at exit, before the reports (files are written) */
 } ga_feature_t;

@@ -1,5 +1,6 @@
-/* modules.c - hooks for loading modules and libraries from memory: PTX text
- * written for a newer CUDA than the driver's.
+/* modules.c - hooks for loading modules and libraries from memory: features
+ * see each image first (code_loaded); PTX text written for a newer CUDA than
+ * the driver's is retried.
  *
  * The JIT refuses PTX whose `.version` is above the ISA the driver knows
  * (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), even when the code uses nothing newer;
@@ -14,6 +15,7 @@
 
 #include "core/hooks.h"
 #include "core/log.h"
+#include "hooks/dispatch.h"
 
 /* The PTX ISA each CUDA release's driver takes (the PTX ISA manual's release
  * table), newest first; a driver newer than the table gets no retry. */
@@ -83,6 +85,7 @@ static CUresult retried(CUresult first, CUresult again, char *copy, const char *
 CUresult ga_hook_module_load(const ga_rt_t *rt, ga_id_t id, CUmodule *module, const void *image)
 {
     __typeof__(&cuModuleLoadData) real = GA_REAL(rt, id, cuModuleLoadData);
+    GA_EACH(code_loaded, rt, image);
     CUresult r = real(module, image);
     char isa[16], *copy = retry_image(rt, r, image, isa, sizeof isa);
     return copy ? retried(r, real(module, copy), copy, isa) : r;
@@ -93,6 +96,7 @@ CUresult ga_hook_module_load_ex(const ga_rt_t *rt, ga_id_t id, CUmodule *module,
                                 CUjit_option *options, void **optionValues)
 {
     __typeof__(&cuModuleLoadDataEx) real = GA_REAL(rt, id, cuModuleLoadDataEx);
+    GA_EACH(code_loaded, rt, image);
     CUresult r = real(module, image, numOptions, options, optionValues);
     char isa[16], *copy = retry_image(rt, r, image, isa, sizeof isa);
     return copy ? retried(r, real(module, copy, numOptions, options, optionValues), copy, isa)
@@ -105,6 +109,7 @@ CUresult ga_hook_library_load(const ga_rt_t *rt, ga_id_t id, CUlibrary *library,
                               void **libraryOptionValues, unsigned int numLibraryOptions)
 {
     __typeof__(&cuLibraryLoadData) real = GA_REAL(rt, id, cuLibraryLoadData);
+    GA_EACH(code_loaded, rt, code);
     CUresult r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
                       libraryOptionValues, numLibraryOptions);
     char isa[16], *copy = retry_image(rt, r, code, isa, sizeof isa);

@@ -2,7 +2,8 @@
 # lazy.bats - lazy synchronization (GPUACCEL_LAZY_SYNC) on the fake driver,
 # which counts the synchronizations that reach it: a kernel-then-synchronize
 # chain waits once, at the read that observes it, with the same data; host
-# functions, page-locked memory and event queries keep their waits; a
+# functions, page-locked memory, event queries and code with device-side
+# assertions keep their waits; a
 # deferred kernel's fault is returned by the call that observes it.
 load helpers
 
@@ -61,4 +62,15 @@ lazy() {
     run lazy fault
     echo "$output"
     [[ "$output" == *"sync=0 read=700"* ]]
+}
+
+@test "lazy_sync: code with device-side assertions keeps every wait" {
+    { cat "$PTX"; echo "// .extern .func __assertfail"; } > "$BATS_TEST_TMPDIR/assert.ptx"
+    run env GPUACCEL_LAZY_SYNC=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/lazy_prog" "$BATS_TEST_TMPDIR/assert.ptx" chain 50
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    [[ "$output" == *"driver_waits=51"* ]]
+    [[ "$output" == *"loaded a kernel with device-side assertions"* ]]
 }

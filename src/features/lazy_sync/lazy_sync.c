@@ -19,6 +19,11 @@
  *    registered or managed host memory, IPC or exported memory, external
  *    memory or semaphores, graphics resources, virtual-memory allocations,
  *    which may live on the host): `tainted`, for good, from the first such call;
+ *  - no loaded code can fail on purpose: a kernel with device-side assert()
+ *    reports through the synchronization (cuda-samples' simpleAssert checks
+ *    for it), so an image that names __assertfail, and code loaded where the
+ *    library cannot read it (from a file, cuModuleLoadFatBinary, or a
+ *    compressed fatbin, which hides the name), means waiting for good;
  *  - the device cannot access pageable host memory
  *    (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0: no HMM, no ATS);
  *  - nothing whose effect the host could see is pending in the context: no
@@ -134,6 +139,10 @@ static const char *const taint_names[] = {
     "cuMemCreate", "cuMemGetHandleForAddressRange",
 };
 static const char *const capture_names[] = {"cuStreamBeginCapture*"};
+/* Code loaded where the library cannot look into it. */
+static const char *const unseen_code_names[] = {
+    "cuModuleLoad", "cuModuleLoadFatBinary", "cuLibraryLoadFromFile",
+};
 
 static bool name_matches(const char *entry, const char *name)
 {
@@ -160,6 +169,63 @@ static void classify_all(void)
     classify(dirty_names, GA_ARRAY_LEN(dirty_names), C_DIRTY);
     classify(taint_names, GA_ARRAY_LEN(taint_names), C_TAINT);
     classify(capture_names, GA_ARRAY_LEN(capture_names), C_CAPTURE);
+    classify(unseen_code_names, GA_ARRAY_LEN(unseen_code_names), C_TAINT);
+}
+
+/* ---- loaded code ---- */
+
+enum { SCAN_MAX = 256u << 20 }; /* bytes of code read in all: past it, code counts as unseen */
+static _Atomic uint64_t scanned;
+
+/* The bytes of a CUDA image as the driver would read them: cudart's fatbin
+ * wrapper (magic 0x466243b1) points at the fatbin; a fatbin (0xBA55ED50) is
+ * its header and payload; an ELF cubin ends with its section headers; PTX is
+ * text. 0 when it cannot be told. */
+static size_t image_span(const void *image, const unsigned char **start)
+{
+    const unsigned char *p = image;
+    uint32_t magic;
+    memcpy(&magic, p, 4);
+    if (magic == 0x466243b1u) {
+        const void *data;
+        memcpy(&data, p + 8, sizeof data);
+        if (!data)
+            return 0;
+        p = data;
+        memcpy(&magic, p, 4);
+    }
+    *start = p;
+    if (magic == 0xBA55ED50u) {
+        uint16_t head;
+        uint64_t body;
+        memcpy(&head, p + 6, 2), memcpy(&body, p + 8, 8);
+        return body < SCAN_MAX ? head + (size_t)body : 0;
+    }
+    if (magic == 0x464c457fu && p[4] == 2) { /* ELF64 */
+        uint64_t shoff;
+        uint16_t shentsize, shnum;
+        memcpy(&shoff, p + 0x28, 8), memcpy(&shentsize, p + 0x3a, 2), memcpy(&shnum, p + 0x3c, 2);
+        return shoff < SCAN_MAX ? (size_t)shoff + (size_t)shentsize * shnum : 0;
+    }
+    return strnlen((const char *)p, SCAN_MAX);
+}
+
+/* Code that may fail on purpose (device assert) or that cannot be read. */
+static void ls_code_loaded(const ga_rt_t *rt, const void *image)
+{
+    (void)rt;
+    static const char mark[] = "__assertfail";
+    if (!image || atomic_load(&tainted))
+        return;
+    const unsigned char *p = NULL;
+    size_t n = image_span(image, &p);
+    const char *why = NULL;
+    if (!n || atomic_fetch_add(&scanned, n) + n > SCAN_MAX)
+        why = "code it cannot read";
+    else if (memmem(p, n, mark, sizeof mark - 1))
+        why = "a kernel with device-side assertions";
+    if (why && !atomic_exchange(&tainted, true))
+        ga_log(GA_LOG_INFO, "lazy_sync: the program loaded %s: every synchronization waits", why);
 }
 
 /* ---- contexts ---- */
@@ -422,5 +488,6 @@ const ga_feature_t ga_feature_lazy_sync = {
     .gate_done = ls_gate_done,
     .synced = ls_synced,
     .ctx_gone = ls_ctx_gone,
+    .code_loaded = ls_code_loaded,
     .exit = ls_exit,
 };
