@@ -210,25 +210,29 @@ static size_t image_span(const void *image, const unsigned char **start)
     return strnlen((const char *)p, SCAN_MAX);
 }
 
-/* Does a fatbin (header at p, n bytes) hold a compressed entry? Each entry:
- * u16 kind, u16 version, u32 header size, u64 payload size, ..., u64 flags at
- * 0x28; flag 0x8000 marks a compressed (zstd) payload, as nvcc -Xfatbin
- * -compress-all writes it (seen with CUDA 13.0's nvcc). */
-static bool fatbin_compressed(const unsigned char *p, size_t n)
+/* Can the code of a fatbin (header at p, n bytes) be read? Each entry: u16
+ * kind (1 PTX, 2 ELF), u16 version, u32 header size, u64 payload size, ...,
+ * u64 flags at 0x28; flag 0x8000 marks a compressed (zstd) payload. CUDA
+ * 13.0's nvcc compresses the PTX it embeds but not the cubins (and with
+ * -Xfatbin -compress-all, both): one plain entry shows what its source
+ * calls, and the others come from the same source. */
+static bool fatbin_readable(const unsigned char *p, size_t n)
 {
     uint16_t head;
+    bool plain = false;
     memcpy(&head, p + 6, 2);
     for (size_t pos = head; pos + 0x30 <= n;) {
+        uint16_t kind;
         uint32_t eh;
         uint64_t size, flags;
-        memcpy(&eh, p + pos + 4, 4), memcpy(&size, p + pos + 8, 8), memcpy(&flags, p + pos + 0x28, 8);
-        if (flags & 0x8000)
-            return true;
+        memcpy(&kind, p + pos, 2), memcpy(&eh, p + pos + 4, 4), memcpy(&size, p + pos + 8, 8);
+        memcpy(&flags, p + pos + 0x28, 8);
         if (!eh || size > n)
-            return true; /* not what it should be: unknown */
+            return false; /* not what it should be */
+        plain |= (kind == 1 || kind == 2) && !(flags & 0x8000);
         pos += eh + (size_t)size;
     }
-    return false;
+    return plain;
 }
 
 /* Code that may fail on purpose (device assert) or that cannot be read. */
@@ -245,7 +249,7 @@ static void ls_code_loaded(const ga_rt_t *rt, const void *image)
     if (n)
         memcpy(&magic, p, 4);
     if (!n || atomic_fetch_add(&scanned, n) + n > SCAN_MAX ||
-        (magic == 0xBA55ED50u && fatbin_compressed(p, n)))
+        (magic == 0xBA55ED50u && !fatbin_readable(p, n)))
         why = "code it cannot read";
     else if (memmem(p, n, mark, sizeof mark - 1))
         why = "a kernel with device-side assertions";
