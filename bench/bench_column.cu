@@ -39,22 +39,14 @@ int main(int argc, char **argv)
     int reference = 0;
     g_usage = "[--log-size K] [--columns C] [--reads R] [--rounds N] [--mode native|reference] "
               "[--seed S]";
-    for (int i = 1; i < argc; i++) {
-        if (ARG_IS("--log-size"))
-            log_n = arg_ll(argc, argv, &i, 4);
-        else if (ARG_IS("--columns"))
-            ncols = arg_ll(argc, argv, &i, 1);
-        else if (ARG_IS("--reads"))
-            reads = arg_ll(argc, argv, &i, 1);
-        else if (ARG_IS("--rounds"))
-            rounds = arg_ll(argc, argv, &i, 1);
-        else if (ARG_IS("--seed"))
-            seed = arg_ll(argc, argv, &i, 0);
-        else if (ARG_IS("--mode"))
-            reference = arg_either(argc, argv, &i, "native", "reference");
-        else
-            usage_exit(argv[0]);
-    }
+    const bench_opt_t opts[] = {
+        {"--log-size", &log_n, 4},
+        {"--columns", &ncols, 1},
+        {"--reads", &reads, 1},
+        {"--rounds", &rounds, 1},
+        {"--seed", &seed, 0},
+    };
+    parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &reference);
     if (log_n > 28) {
         fprintf(stderr, "%s: --log-size at most 28\n", argv[0]);
         return 2;

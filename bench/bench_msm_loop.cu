@@ -82,20 +82,13 @@ int main(int argc, char **argv)
     long long size = 4 << 20, npoints = 1 << 16, iters = 200, seed = 1;
     int reference = 0;
     g_usage = "[--size BYTES] [--points N] [--iters N] [--mode native|reference] [--seed S]";
-    for (int i = 1; i < argc; i++) {
-        if (ARG_IS("--size"))
-            size = arg_ll(argc, argv, &i, 1024);
-        else if (ARG_IS("--points"))
-            npoints = arg_ll(argc, argv, &i, 1);
-        else if (ARG_IS("--iters"))
-            iters = arg_ll(argc, argv, &i, 1);
-        else if (ARG_IS("--seed"))
-            seed = arg_ll(argc, argv, &i, 0);
-        else if (ARG_IS("--mode"))
-            reference = arg_either(argc, argv, &i, "native", "reference");
-        else
-            usage_exit(argv[0]);
-    }
+    const bench_opt_t opts[] = {
+        {"--size", &size, 1024},
+        {"--points", &npoints, 1},
+        {"--iters", &iters, 1},
+        {"--seed", &seed, 0},
+    };
+    parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &reference);
     require_gpu();
     int dev;
     cudaStream_t keep = NULL;

@@ -7,7 +7,8 @@
  * now_us()        host monotonic clock in microseconds (clock.h)
  * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
  * mix32()         integer hash used (host and device) to make seeded test data
- * Argument helpers: ARG_IS, arg_value, arg_ll, arg_either.
+ * Argument helpers: ARG_IS, arg_value, arg_ll, arg_either, and parse_args (a
+ * whole command line from a table of options).
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -137,6 +138,32 @@ static inline int arg_either(int argc, char **argv, int *i, const char *no, cons
     if (strcmp(s, no) != 0)
         usage_exit(argv[0]);
     return 0;
+}
+
+/* A numeric option, --name VALUE (at least min), for parse_args. */
+typedef struct bench_opt {
+    const char *name;
+    long long *value;
+    long long min;
+} bench_opt_t;
+
+/* The whole command line from one table: the numeric options and, when
+ * reference is not NULL, --mode native|reference; anything else is a usage
+ * error (exit 2, with g_usage). */
+static inline void parse_args(int argc, char **argv, const bench_opt_t *opts, int n,
+                              int *reference)
+{
+    for (int i = 1; i < argc; i++) {
+        int k = 0;
+        while (k < n && !ARG_IS(opts[k].name))
+            k++;
+        if (k < n)
+            *opts[k].value = arg_ll(argc, argv, &i, opts[k].min);
+        else if (reference && ARG_IS("--mode"))
+            *reference = arg_either(argc, argv, &i, "native", "reference");
+        else
+            usage_exit(argv[0]);
+    }
 }
 
 #endif /* BENCH_COMMON_H */
