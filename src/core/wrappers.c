@@ -37,6 +37,7 @@
     if (GA_UNLIKELY(rt_->gated)) {                                                      \
         CUresult g_;                                                                    \
         if (ga_hooks_gate(rt_, GA_ID_##name, &g_, &gate_)) {                            \
+            GA_NOTE_FAULT(g_);                                                          \
             ga_span_end(&span_, g_);                                                    \
             return g_;                                                                  \
         }                                                                               \
