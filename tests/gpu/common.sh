@@ -45,6 +45,17 @@ compare_runs() {
     echo "$SHIM_ERR" | grep '^gpuaccel:' | grep -Ev '^gpuaccel: (debug|calls):' | sed 's/^/   /'
 }
 
+# The programs written for other features, compared with $SHIM_ENV: the
+# host-pointer, capture and static-cudart programs (those built), the
+# driver-API capture program and the prover.
+compare_other_programs() {
+    for p in hostptr_test capture_test cudart_static; do
+        if [ -x "$GA_BUILD/tests/gpu/$p" ]; then compare_runs "$GA_BUILD/tests/gpu/$p"; fi
+    done
+    compare_runs "$GA_BUILD/tests/progs/capture_prog" "$GA_SRC/tests/progs/kernels.ptx"
+    compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+}
+
 calls_of() {
     echo "$SHIM_ERR" | grep '^gpuaccel: calls:' | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1 | grep . || echo 0
 }

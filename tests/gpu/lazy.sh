@@ -42,9 +42,5 @@ echo "$lazy_out" | grep -Eq "fault sync=(0|$code) read=$code\$" ||
     fail "the fault was not reported as the driver's: $lazy_out"
 # programs written for other features, with lazy synchronization and graphs
 SHIM_ENV="GPUACCEL_LAZY_SYNC=1 GPUACCEL_GRAPHS=1"
-for p in hostptr_test capture_test cudart_static; do
-    [ -x "$GA_BUILD/tests/gpu/$p" ] && compare_runs "$GA_BUILD/tests/gpu/$p"
-done
-compare_runs "$GA_BUILD/tests/progs/capture_prog" "$GA_SRC/tests/progs/kernels.ptx"
-compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+compare_other_programs
 echo "PASS: lazy"

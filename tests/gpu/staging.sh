@@ -35,10 +35,6 @@ compare_runs "$T"
 staged
 # programs written for other features, with every copy of 4 KiB or more staged
 SHIM_ENV="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=4K"
-for p in hostptr_test capture_test cudart_static; do
-    [ -x "$GA_BUILD/tests/gpu/$p" ] && compare_runs "$GA_BUILD/tests/gpu/$p"
-done
-compare_runs "$GA_BUILD/tests/progs/capture_prog" "$GA_SRC/tests/progs/kernels.ptx"
-compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+compare_other_programs
 echo "$SHIM_ERR" | grep '^gpuaccel: staging:'
 echo "PASS: staging"
