@@ -226,6 +226,13 @@ void ga_coalesce_note_shared(CUdeviceptr base)
 
 /* ---- deciding the window (driver queries, outside the lock) ------------------- */
 
+/* The window's size (GPUACCEL_COALESCE_WINDOW): what a fill copies around a
+ * small read, and the largest read served from a window that holds it. */
+static size_t window_unit(const ga_rt_t *rt)
+{
+    return rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+}
+
 typedef struct range {
     CUdeviceptr base; /* of the allocation */
     size_t size;
@@ -266,7 +273,7 @@ static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
 static void window_for(const ga_rt_t *rt, const range_t *r, CUdeviceptr src, size_t n,
                        const slot_t *prev, CUdeviceptr *base, size_t *len, size_t *grow)
 {
-    size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536, w = unit;
+    size_t unit = window_unit(rt), w = unit;
     *grow = 1;
     if (prev && src >= prev->base + prev->len && src < prev->next_expected + w) {
         *grow = prev->grow < MAX_GROWTH ? prev->grow * 2 : prev->grow;
@@ -438,7 +445,7 @@ static seen_t *note_miss_locked(CUdeviceptr base, uint64_t epoch, uint64_t work)
  * whole allocation: f->big, f->base, f->len). */
 static void plan_locked(const ga_rt_t *rt, const range_t *r, bool may_mirror, fill_t *f)
 {
-    size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
+    size_t unit = window_unit(rt);
     seen_t *e = note_miss_locked(r->base, f->epoch, f->work);
     f->big = may_mirror && rt->cfg.coalesce_mirrors && r->size > unit && e->misses > 2 &&
              worth_mirror(rt, r->size, e->misses);
@@ -533,8 +540,7 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     uint64_t t0 = ga_now_ns();
     *r = ok ? copy(s->host, f.base, f.len) : CUDA_ERROR_OUT_OF_MEMORY;
     if (*r == CUDA_SUCCESS) {
-        measured(f.len, ga_now_ns() - t0,
-                 rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536);
+        measured(f.len, ga_now_ns() - t0, window_unit(rt));
         ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
         memcpy(dst, (const char *)s->host + (src - f.base), n);
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
@@ -728,8 +734,8 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     /* Asynchronous: served only when the stream has nothing queued (the copy
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);
-    size_t unit = rt->cfg.coalesce_window ? rt->cfg.coalesce_window : 65536;
-    if (idle && (n <= rt->cfg.coalesce_max || n <= unit) && serve(dst, src, n)) {
+    size_t largest = window_unit(rt) > rt->cfg.coalesce_max ? window_unit(rt) : rt->cfg.coalesce_max;
+    if (idle && n <= largest && serve(dst, src, n)) {
         *r = CUDA_SUCCESS;
         return true;
     }

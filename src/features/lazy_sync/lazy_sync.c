@@ -77,7 +77,7 @@ static _Atomic bool tainted;
 static _Atomic uint64_t dirty_seq; /* dirty-class calls begun */
 static _Atomic int dirty_in_flight; /* dirty-class calls not yet returned */
 static unsigned char cls[GA_N_ENTRIES]; /* by entry id: written at init */
-static _Atomic uint64_t deferred, waited, settles, settle_errors;
+static _Atomic uint64_t deferred, waited, settles;
 /* pageable-memory access per device ordinal: 0 unknown, 1 no, 2 yes */
 static _Atomic unsigned char pageable[64];
 
@@ -270,6 +270,15 @@ static lctx_t *find_locked(CUcontext ctx, bool add)
     return &ctxs[n_ctx++];
 }
 
+/* A real wait on c succeeded: nothing is owed there, and if no dirty call was
+ * in flight when it began (seq read then), the context is clean as of seq. */
+static void waited_locked(lctx_t *c, uint64_t seq, bool clean)
+{
+    c->owed = false;
+    if (clean && seq > c->synced)
+        c->synced = seq;
+}
+
 static void count_owed_locked(void)
 {
     unsigned n = 0;
@@ -357,9 +366,7 @@ static void ls_synced(const ga_rt_t *rt, CUstream h, bool pt, CUcontext ctx, uin
     pthread_mutex_lock(&lock);
     lctx_t *c = find_locked(ctx, false);
     if (c) {
-        if (pending.clean && pending.seq > c->synced)
-            c->synced = pending.seq;
-        c->owed = false;
+        waited_locked(c, pending.seq, pending.clean);
         count_owed_locked();
     }
     pthread_mutex_unlock(&lock);
@@ -433,16 +440,12 @@ static CUresult ls_settle(const ga_rt_t *rt)
             continue;
         CUresult r = wait_ctx(rt, ctxs[i].ctx);
         atomic_fetch_add(&settles, 1);
-        ctxs[i].owed = false;
-        if (r == CUDA_SUCCESS && clean && seq > ctxs[i].synced)
-            ctxs[i].synced = seq;
+        waited_locked(&ctxs[i], seq, clean && r == CUDA_SUCCESS);
         if (r != CUDA_SUCCESS && first == CUDA_SUCCESS)
             first = r;
     }
     count_owed_locked();
     pthread_mutex_unlock(&lock);
-    if (first != CUDA_SUCCESS)
-        atomic_fetch_add(&settle_errors, 1);
     return first;
 }
 
