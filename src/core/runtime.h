@@ -21,7 +21,7 @@ typedef struct ga_rt {
     bool track;  /* a feature uses the stream tracker: keep it */
     bool epochs; /* coalescing reads the write epoch: bump it */
     bool calls;  /* a feature sees every intercepted call (the tuner's gate) */
-    bool per_call; /* plain calls concern a feature: tracked, flushed or seen */
+    bool per_call; /* plain calls concern a feature: tracked, flushed, seen or gated */
     bool gated;    /* a feature sees every intercepted call by its id first and
                     * may answer it with an error (features/feature.h: gate) */
     bool direct;   /* no feature is on and no call is counted for the log: the

@@ -52,14 +52,13 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
-        GA_GATE(name);                                                                  \
-        if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls */           \
+        if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls (nor gates) */ \
             CUresult r0_ = real_ args;                                                  \
-            GA_GATE_DONE(name);                                                         \
             GA_NOTE_FAULT(r0_);                                                         \
             ga_span_end(&span_, r0_);                                                   \
             return r0_;                                                                 \
         }                                                                               \
+        GA_GATE(name);                                                                  \
         if (GA_UNLIKELY(rt_->calls))                                                    \
             ga_hooks_call_enter();                                                      \
         ga_hooks_plain_before(rt_, GA_WRITES_##cls, stream);                            \

@@ -100,8 +100,9 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     ga_d.sequences = (uses & GA_USES_SEQUENCES) != 0;
     ga_seq_reset();
     build();
-    rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0 || ga_d.sequences;
     rt->gated = ga_d.n_gate > 0;
+    /* A gate sees plain calls too: they leave the wrappers' fast path. */
+    rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0 || ga_d.sequences || rt->gated;
     /* Nothing to do with any call: stay out of the way. Programs get the
      * driver's own entry points from the doors, as with GPUACCEL=0, unless the
      * log will list the calls seen (info and above count every call). */
