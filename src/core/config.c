@@ -321,16 +321,6 @@ static void check_size_units(const ga_config_src_t *src, const char *const raw[G
     }
 }
 
-/* A switch that cannot act without a value: one line. */
-static void check_requires(const ga_config_t *cfg, const ga_config_src_t *src,
-                           const char *const raw[GA_CFG_N])
-{
-    if (raw[GA_CFG_GPUACCEL_TUNE] && cfg->tune && !*cfg->tune_table)
-        problemf(src, "GPUACCEL_TUNE", "GPUACCEL_TUNE=%s without GPUACCEL_TUNE_TABLE: there is no "
-                 "table, so no launch is rewritten (gpuaccel tune writes one)",
-                 raw[GA_CFG_GPUACCEL_TUNE]);
-}
-
 #define GA_ON_FEATURE(v) (v)
 #define GA_ON_BOOL(v)    (v)
 #define GA_ON_STR(v)     (*(v) != '\0')
@@ -351,6 +341,33 @@ static bool switch_on(const ga_config_t *cfg, const char *needs)
     return true;
 }
 
+/* A switch that cannot act without another setting (the table's W rows): one
+ * line saying why. */
+static void check_wants(const ga_config_t *cfg, const ga_config_src_t *src,
+                        const char *const raw[GA_CFG_N])
+{
+#define GA_CONFIG_WANT(sw, wanted, why)                                                     \
+    if (raw[GA_CFG_##sw] && switch_on(cfg, #sw) && !switch_on(cfg, #wanted))                \
+        problemf(src, #sw, "%s=%s without %s: %s", #sw, raw[GA_CFG_##sw], #wanted, why);
+    GA_CONFIG_WANTS(GA_CONFIG_WANT)
+#undef GA_CONFIG_WANT
+}
+
+/* A limit of 0 limits nothing a user means: the default instead, and how to
+ * say "all of it" or "off". */
+static void check_zero_limits(const ga_config_src_t *src, const char *raw[GA_CFG_N])
+{
+    for (unsigned i = 0; i < GA_CFG_N; i++) {
+        uint64_t zero;
+        const ga_config_doc_t *d = &ga_config_docs[i];
+        if (d->type != GA_TYPE_LIMIT || !raw[i] || !ga_parse_size(raw[i], &zero) || zero != 0)
+            continue;
+        problemf(src, d->name, "%s=%s is not a limit: write 100%% for all of device memory, or "
+                 "%s=0 to turn it off; using the default", d->name, raw[i], d->needs);
+        raw[i] = NULL;
+    }
+}
+
 /* ---- the loader ------------------------------------------------------------------- */
 
 static const char *raw_value(const ga_config_src_t *src, const file_vals_t *f, unsigned i)
@@ -367,14 +384,7 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
     const char *raw[GA_CFG_N];
     for (unsigned i = 0; i < GA_CFG_N; i++)
         raw[i] = cfg->raw[i] = raw_value(src, &f, i);
-    uint64_t zero;
-    if (raw[GA_CFG_GPUACCEL_POOL_LIMIT] && ga_parse_size(raw[GA_CFG_GPUACCEL_POOL_LIMIT], &zero) &&
-        zero == 0) {
-        problemf(src, "GPUACCEL_POOL_LIMIT", "GPUACCEL_POOL_LIMIT=%s is not a limit: write 100%% "
-                 "for all of device memory, or GPUACCEL_POOL=0 to turn the pool off; using the "
-                 "default", raw[GA_CFG_GPUACCEL_POOL_LIMIT]);
-        raw[GA_CFG_GPUACCEL_POOL_LIMIT] = NULL;
-    }
+    check_zero_limits(src, raw);
 #define GA_CONFIG_LOAD(var, type, field, def, needs, help)                                  \
     {                                                                                       \
         bool ok_ = GA_PARSER_##type(def, &cfg->field);                                      \
@@ -403,16 +413,26 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
 #define GA_SET_LIMIT(var, field, def)
     GA_CONFIG_VARS(GA_CONFIG_SET)
 #undef GA_CONFIG_SET
-    if (raw[GA_CFG_GPUACCEL_POOL_LIMIT])
-        check_limit_units(src, "GPUACCEL_POOL_LIMIT", raw[GA_CFG_GPUACCEL_POOL_LIMIT],
-                          cfg->pool_limit);
+#define GA_CONFIG_UNITS(var, type, field, def, needs, help) GA_UNITS_##type(var, field)
+#define GA_UNITS_LIMIT(var, field)                                                          \
+    if (raw[GA_CFG_##var])                                                                  \
+        check_limit_units(src, #var, raw[GA_CFG_##var], cfg->field);
+#define GA_UNITS_MODE(var, field)
+#define GA_UNITS_FEATURE(var, field)
+#define GA_UNITS_BOOL(var, field)
+#define GA_UNITS_LEVEL(var, field)
+#define GA_UNITS_STR(var, field)
+#define GA_UNITS_SIZE(var, field)
+#define GA_UNITS_UINT(var, field)
+    GA_CONFIG_VARS(GA_CONFIG_UNITS)
+#undef GA_CONFIG_UNITS
     check_size_units(src, raw);
     if (cfg->enabled) {
         for (unsigned i = 0; i < GA_CFG_N; i++)
             if (raw[i] && *ga_config_docs[i].needs && !switch_on(cfg, ga_config_docs[i].needs))
                 problemf(src, ga_config_docs[i].name, "%s is set but %s is off: it has no effect",
                          ga_config_docs[i].name, ga_config_docs[i].needs);
-        check_requires(cfg, src, raw);
+        check_wants(cfg, src, raw);
     }
     check_unknown(src);
 }

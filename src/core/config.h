@@ -1,8 +1,10 @@
 /* config.h - the GPUACCEL_* environment variables, parsed once at init.
  *
  * One table (GA_CONFIG_VARS) names every variable, its type, default and help;
- * it drives the struct, the parser and `gpuaccel env`. A malformed value gets one
- * warning naming the variable and what was expected, then the default. */
+ * it drives the struct, the parser and `gpuaccel env`. Its rows live beside
+ * what they set: core's in core/settings.h, a feature's in its folder. A
+ * malformed value gets one warning naming the variable and what was expected,
+ * then the default. */
 #ifndef GA_CONFIG_H
 #define GA_CONFIG_H
 
@@ -10,61 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* X(variable, type, field, default, needs, help). `needs` is the variable that
- * must be on for this one to act ("" for none): setting it while that one is
- * off draws a warning. A FEATURE is a feature's switch: when it is not set,
- * GPUACCEL's set decides (off: none; safe: those whose default is "1"; all:
- * every one). */
-#define GA_CONFIG_VARS(X)                                                                    \
-    X(GPUACCEL, MODE, mode, "safe", "",                                                      \
-      "0: pure pass-through; safe: the features on by default; all: every feature")         \
-    X(GPUACCEL_CONFIG, STR, config, "", "", "read settings (NAME=VALUE lines) from FILE; the environment wins") \
-    X(GPUACCEL_LOG, LEVEL, log_level, "warn", "", "error, warn, info or debug")             \
-    X(GPUACCEL_LOG_FILE, STR, log_file, "", "", "append messages to this file, not stderr") \
-    X(GPUACCEL_LIB, STR, lib, "", "", "the library `gpuaccel` preloads (the command only)")   \
-    X(GPUACCEL_PROFILE, STR, profile, "", "", "write a profile to FILE.txt, FILE.json, FILE.trace.json") \
-    X(GPUACCEL_PROFILE_KERNELS, BOOL, profile_kernels, "0", "GPUACCEL_PROFILE", "1 times every kernel with events") \
-    X(GPUACCEL_POOL, FEATURE, pool, "1", "", "serve cuMemAlloc/cuMemFree from a block cache") \
-    X(GPUACCEL_POOL_LIMIT, LIMIT, pool_limit, "50%", "GPUACCEL_POOL", "bytes (K/M/G suffix) or percent of device memory the cache may hold") \
-    X(GPUACCEL_POOL_POISON, BOOL, pool_poison, "0", "GPUACCEL_POOL", "1 fills reused blocks with 0xA5 (debug)") \
-    X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "0", "",                                    \
-      "stream-ordered allocations keep the default pool's memory between synchronizations") \
-    X(GPUACCEL_PINNED, FEATURE, pinned, "0", "", "serve cuMemHostAlloc/cuMemFreeHost from a cache") \
-    X(GPUACCEL_PINNED_LIMIT, SIZE, pinned_limit, "4G", "GPUACCEL_PINNED",                   \
-      "most bytes of freed page-locked memory kept for reuse")                               \
-    X(GPUACCEL_COALESCE, FEATURE, coalesce, "0", "", "serve small device-to-host reads from one transfer") \
-    X(GPUACCEL_COALESCE_MAX, SIZE, coalesce_max, "256", "GPUACCEL_COALESCE", "largest read served from a window, bytes") \
-    X(GPUACCEL_COALESCE_WINDOW, SIZE, coalesce_window, "64K", "GPUACCEL_COALESCE", "initial window size, bytes") \
-    X(GPUACCEL_COALESCE_MIRRORS, BOOL, coalesce_mirrors, "0", "GPUACCEL_COALESCE",          \
-      "1 copies a whole allocation to host memory when reads keep missing in it and the copy pays") \
-    X(GPUACCEL_COALESCE_BUDGET, SIZE, coalesce_budget, "0", "GPUACCEL_COALESCE_MIRRORS",     \
-      "most host bytes the mirrors hold; 0: an eighth of host memory") \
-    X(GPUACCEL_STAGING, FEATURE, staging, "0", "",                                         \
-      "copy large pageable host buffers through pinned buffers, with several threads")      \
-    X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                     \
-      "smallest copy staged, bytes")                                                        \
-    X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",                 \
-      "largest piece staged at a time, bytes (4 pinned buffers of it per engine)")          \
-    X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",              \
-      "threads that copy host memory, the caller included; 0: three quarters of the CPUs, 12 at most")   \
-    X(GPUACCEL_STREAMS, FEATURE, streams, "0", "",                                         \
-      "keep streams the program destroys and hand them to its next cuStreamCreate")          \
-    X(GPUACCEL_LAZY_SYNC, FEATURE, lazy_sync, "0", "",                                     \
-      "synchronizations nothing on the host could observe return at once; the wait comes at the next call that observes the device") \
-    X(GPUACCEL_GRAPHS, FEATURE, graphs, "0", "", "replay repeated launch sequences as CUDA graphs") \
-    X(GPUACCEL_GRAPH_MIN, UINT, graph_min, "5", "GPUACCEL_GRAPHS", "fewest kernels in a sequence worth a graph") \
-    X(GPUACCEL_GRAPH_CACHE, UINT, graph_cache, "64", "GPUACCEL_GRAPHS", "most graphs kept instantiated") \
-    X(GPUACCEL_TUNE, FEATURE, tune, "0", "", "rewrite launch configurations from the tuned table") \
-    X(GPUACCEL_TUNE_TABLE, STR, tune_table, "", "GPUACCEL_TUNE", "tuned-configuration table file") \
-    X(GPUACCEL_TUNER, STR, tuner, "", "", "tuner mode: verify and time configurations, write FILE") \
-    X(GPUACCEL_TUNER_KERNEL, STR, tuner_kernel, "*", "GPUACCEL_TUNER", "glob of kernel names the tuner tries") \
-    X(GPUACCEL_TUNER_EXHAUSTIVE, BOOL, tuner_exhaustive, "0", "GPUACCEL_TUNER",                 \
-      "tuner tries every block size that is a multiple of 32, not only powers of two")        \
-    X(GPUACCEL_KERNELS, FEATURE, kernels, "1", "", "launch shipped replacement kernels")     \
-    X(GPUACCEL_KERNELS_EXTRA, STR, kernels_extra, "", "GPUACCEL_KERNELS", "FATBIN:TABLE of user replacement kernels") \
-    X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "GPUACCEL_KERNELS", "glob of kernel names never swapped") \
-    X(GPUACCEL_PTX_RETRY, BOOL, ptx_retry, "1", "",                                          \
-      "retry PTX the driver refuses for its .version with the highest version it takes")
+/* The table: X(variable, type, field, default, needs, help) rows, one per
+ * variable. `needs` is the variable that must be on for this one to act (""
+ * for none): setting it while that one is off draws a warning. A FEATURE is a
+ * feature's switch: when it is not set, GPUACCEL's set decides (off: none;
+ * safe: those whose default is "1"; all: every one). W(switch, wanted, why)
+ * rows name a setting a switch cannot act without: the switch on and that
+ * one unset draws a warning saying why.
+ *
+ * Core's rows are in core/settings.h; each feature keeps its own in its
+ * folder's settings.h, and src/features/settings.h (written by autogen.sh
+ * from features.def and those files) joins them as GA_FEATURE_SETTINGS.
+ * These headers hold rows and nothing else, so core may read them
+ * (tools/check-layers). */
+#include "core/settings.h"
+#include "features/settings.h"
+
+#define GA_CONFIG_TABLE(X, W) GA_CORE_SETTINGS(X, W) GA_FEATURE_SETTINGS(X, W)
+#define GA_CONFIG_NO_W(sw, wanted, why)
+#define GA_CONFIG_NO_X(var, type, field, def, needs, help)
+#define GA_CONFIG_VARS(X) GA_CONFIG_TABLE(X, GA_CONFIG_NO_W)
+#define GA_CONFIG_WANTS(W) GA_CONFIG_TABLE(GA_CONFIG_NO_X, W)
 
 typedef struct ga_limit {
     uint64_t bytes;  /* absolute limit, or 0 */

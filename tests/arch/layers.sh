@@ -2,7 +2,8 @@
 # layers.sh - src/ keeps its layers (tools/check-layers): on the tree as it is,
 # every include and call goes the right way; and the check is not blind: a
 # back edge planted in a copy (core including a feature, a feature including
-# another, tracking calling a feature) makes it fail, naming the file.
+# another, tracking calling a feature, code in a settings file) makes it fail,
+# naming the file.
 set -u
 src=${GA_SRC:-.}/src
 build=${GA_BUILD:-.}/src
@@ -21,6 +22,10 @@ plant core/log.c '#include "features/pool/pool.h"'
 plant tracking/streams.c '#include "hooks/dispatch.h"'
 plant features/graphs/graphs.c '#include "features/coalesce/coalesce.h"'
 plant hooks/launch.c '#include "features/swap/swap.h"'
+# Settings files are rows that core reads: code in one, or an include of a
+# feature's header from one, is caught.
+plant features/pool/settings.h 'static int ga_pool_hidden;'
+plant features/coalesce/settings.h '#include "features/coalesce/coalesce.h"'
 # A call: an object of core that uses a feature's function.
 printf 'void ga_pool_stats(void *);\nvoid ga_probe(void *s) { ga_pool_stats(s); }\n' >"$tmp/probe.c"
 mkdir -p "$tmp/obj/core/.libs" "$tmp/obj/features/pool/.libs"

@@ -59,6 +59,14 @@ static bool safe_default(const char *name)
     return false;
 }
 
+static const ga_config_doc_t *doc(const char *name)
+{
+    for (unsigned i = 0; i < ga_config_ndocs; i++)
+        if (!strcmp(ga_config_docs[i].name, name))
+            return &ga_config_docs[i];
+    return NULL;
+}
+
 int main(void)
 {
     bool b = false;
@@ -201,5 +209,19 @@ int main(void)
     CHECK(ga_config_ndocs >= 15);
     for (unsigned i = 0; i < ga_config_ndocs; i++)
         CHECK(!strncmp(ga_config_docs[i].name, "GPUACCEL", 8) && *ga_config_docs[i].help);
+
+    /* Every feature's switch (features.def) is a row of the table its folder
+     * gave (settings.h): a boolean switch for the toggled ones, and every
+     * `needs` names a row. */
+#define GA_FEATURE(name, var, toggled)                                                      \
+    {                                                                                       \
+        const ga_config_doc_t *d_ = doc(#var);                                              \
+        CHECK(d_ != NULL);                                                                  \
+        CHECK(!d_ || !(toggled) || d_->type == GA_TYPE_FEATURE);                            \
+    }
+#include "features/features.def"
+#undef GA_FEATURE
+    for (unsigned i = 0; i < ga_config_ndocs; i++)
+        CHECK(!*ga_config_docs[i].needs || doc(ga_config_docs[i].needs));
     return check_done("test_config");
 }

@@ -1,0 +1,13 @@
+/* settings.h - the stream-ordered pool's settings: the rows of core/config.h's
+ * table that async_pool/ owns (X: a setting; W: a switch, the setting it cannot
+ * act without, and why; config.h explains the columns). autogen.sh gathers every
+ * feature folder's settings.h into src/features/settings.h. */
+#ifndef GA_SETTINGS_ASYNC_POOL_H
+#define GA_SETTINGS_ASYNC_POOL_H
+
+#define GA_SETTINGS_async_pool(X, W)                                        \
+    X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "0", "",                    \
+      "stream-ordered allocations keep the default pool's memory between "  \
+      "synchronizations")
+
+#endif

@@ -1,0 +1,14 @@
+/* settings.h - the page-locked cache's settings: the rows of core/config.h's table
+ * that pinned/ owns (X: a setting; W: a switch, the setting it cannot act without,
+ * and why; config.h explains the columns). autogen.sh gathers every feature
+ * folder's settings.h into src/features/settings.h. */
+#ifndef GA_SETTINGS_PINNED_H
+#define GA_SETTINGS_PINNED_H
+
+#define GA_SETTINGS_pinned(X, W)                                           \
+    X(GPUACCEL_PINNED, FEATURE, pinned, "0", "",                           \
+      "serve cuMemHostAlloc/cuMemFreeHost from a cache")                   \
+    X(GPUACCEL_PINNED_LIMIT, SIZE, pinned_limit, "4G", "GPUACCEL_PINNED",  \
+      "most bytes of freed page-locked memory kept for reuse")
+
+#endif
