@@ -79,6 +79,16 @@ static int kernel_fill = K_FILL, kernel_add = K_ADD;
 /* Library kernels for the swap tests: ga_add does what add does; ga_wrong_abi
  * takes other parameters. */
 static int kernel_ga_add = K_ADD, kernel_wrong = 0, library_object;
+/* The library's own gather kernel (kernels/gather.cu): copies up to 128 reads
+ * of at most 16 bytes into 16-byte cells, as the real one does. */
+static int kernel_ga_gather;
+typedef struct fake_gather_args {
+    unsigned long long dst;
+    unsigned count, pad;
+    unsigned long long src[128];
+    unsigned n[128];
+} fake_gather_args_t;
+static unsigned gather_launches; /* for fakecuda_gathers */
 /* "fault" stands for a kernel that writes through a bad pointer: its launch
  * succeeds, then every call returns the sticky error until the primary context
  * is reset, as with the real driver. */
@@ -205,6 +215,12 @@ static unsigned waits; /* context and stream synchronizations, for fakecuda_wait
 FAKE_EXPORT unsigned fakecuda_waits(void)
 {
     return __atomic_load_n(&waits, __ATOMIC_RELAXED);
+}
+
+/* Launches of the library's gather kernel (a test program reads it). */
+FAKE_EXPORT unsigned fakecuda_gathers(void)
+{
+    return __atomic_load_n(&gather_launches, __ATOMIC_RELAXED);
 }
 
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
@@ -404,6 +420,7 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
             break;
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = size; break;
         case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = base ? 0 : -1; break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
@@ -586,6 +603,12 @@ FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, C
     return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s, 0);
 }
 
+FAKE_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    CAPTURE_RULES(1, NULL, 0);
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+}
+
 FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
     return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s, 0);
@@ -699,6 +722,8 @@ FAKE_EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *
         return CUDA_ERROR_INVALID_HANDLE;
     if (!strcmp(name, "ga_add"))
         *k = (CUkernel)&kernel_ga_add;
+    else if (!strcmp(name, "ga_gather"))
+        *k = (CUkernel)&kernel_ga_gather;
     else if (!strcmp(name, "ga_wrong_abi"))
         *k = (CUkernel)&kernel_wrong;
     else
@@ -815,6 +840,16 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     STICKY();
     if (f == (CUfunction)&kernel_fault) {
         sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* seen by the next call */
+        return CUDA_SUCCESS;
+    }
+    if (f == (CUfunction)&kernel_ga_gather && params) {
+        const fake_gather_args_t *a = params[0];
+        if (a->count > 128 || bx * by * bz < a->count)
+            return CUDA_ERROR_INVALID_VALUE;
+        for (unsigned k = 0; k < a->count; k++)
+            memcpy(xlate((void *)(uintptr_t)(a->dst + 16 * k)), xlate((void *)(uintptr_t)a->src[k]),
+                   a->n[k] < 16 ? a->n[k] : 16);
+        __atomic_fetch_add(&gather_launches, 1, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     }
     if (!is_kernel(f))
@@ -1694,6 +1729,7 @@ static const proc_t procs[] = {
     {"cuEventQuery", 2000, (void *)cuEventQuery, NULL},
     {"cuEventDestroy", 4000, (void *)cuEventDestroy_v2, NULL},
     {"cuMemsetD32", 3020, (void *)cuMemsetD32_v2, NULL},
+    {"cuMemcpyDtoD", 3020, (void *)cuMemcpyDtoD_v2, NULL},
     {"cuMemcpy", 4000, (void *)cuMemcpy, (void *)cuMemcpy_ptds},
     {"cuModuleLoadData", 2000, (void *)cuModuleLoadData, NULL},
     {"cuModuleGetFunction", 2000, (void *)cuModuleGetFunction, NULL},

@@ -1,7 +1,7 @@
 #!/bin/sh
 # coalesce.sh (GPU) - coalescing's guarantees on a real GPU (coalesce_test.cu):
-# the same answers with coalescing on, the polling loop ends, and reads were
-# served from windows. Then the GPU test programs and the prover, unchanged.
+# the same answers with coalescing on (with gathers and without), the polling
+# loop ends, reads were served from windows and the query phase gathered. Then the GPU test programs and the prover, unchanged.
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu coalesce
 T="$GA_BUILD/tests/gpu/coalesce_test"
@@ -10,6 +10,11 @@ SHIM_ENV="GPUACCEL_COALESCE=1"
 compare_runs "$T"
 echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"
 echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "no read was served"
+echo "$SHIM_ERR" | grep -q 'gathers=[1-9]' || fail "the query phase was never gathered"
+echo "$SHIM_ERR" | grep '^gpuaccel: coalesce:'
+SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_GATHER=0"
+compare_runs "$T"
+SHIM_ENV="GPUACCEL_COALESCE=1"
 compare_runs "$GA_BUILD/tests/gpu/cudart_static"
 compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
 echo "$SHIM_ERR" | grep '^gpuaccel: coalesce:'

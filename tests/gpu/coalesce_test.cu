@@ -5,6 +5,11 @@
 //             stream see its writes (async copy + stream sync, like .item())
 //   poll      a host loop polling a flag that a running kernel sets ends
 //   threads   four threads reading different buffers at once
+//   query     a STARK query phase (columns, Merkle siblings, fold neighbours,
+//             every position from one random index; gathers learn it), with
+//             a kernel, a memset or a device-to-device copy changing a
+//             column between some queries, a buffer freed and made anew
+//             between rounds; every value checked against what was written
 // Prints one line per check; the library must not change any of them.
 #include <pthread.h>
 #include <cstdio>
@@ -134,6 +139,84 @@ static void threads()
     printf("threads ok=%d\n", ok);
 }
 
+// One query's reads (as bench/bench_query.cu), each checked against salt.
+static int one_query(unsigned **cols, unsigned ncols, unsigned **tree, unsigned **fri,
+                     unsigned log_n, const unsigned *salt, unsigned idx)
+{
+    int ok = 1;
+    unsigned v, folds = log_n / 2;
+    for (unsigned c = 0; c < ncols; c++) {
+        CK(cudaMemcpy(&v, cols[c] + idx, 4, cudaMemcpyDeviceToHost));
+        ok &= v == expect(idx, salt[c]);
+    }
+    for (unsigned l = 0; l < log_n; l++) {
+        unsigned at = ((idx >> l) ^ 1) * 8;
+        CK(cudaMemcpy(&v, tree[l] + at, 4, cudaMemcpyDeviceToHost));
+        ok &= v == expect(at, 1000 + l);
+    }
+    for (unsigned m = 0; m < folds; m++) {
+        unsigned pair = (idx >> (m + 1)) & ~1u;
+        for (unsigned k = 0; k < 2; k++) {
+            CK(cudaMemcpy(&v, fri[m] + (pair | k), 4, cudaMemcpyDeviceToHost));
+            ok &= v == expect(pair | k, 2000 + m);
+        }
+    }
+    return ok;
+}
+
+static void query()
+{
+    const unsigned log_n = 18, n = 1u << log_n, ncols = 8, folds = log_n / 2;
+    unsigned *cols[8], *tree[18], *fri[9], salt[8];
+    for (unsigned c = 0; c < ncols; c++)
+        CK(cudaMalloc(&cols[c], n * 4));
+    for (unsigned l = 0; l < log_n; l++)
+        CK(cudaMalloc(&tree[l], (n >> l) * 32));
+    for (unsigned m = 0; m < folds; m++)
+        CK(cudaMalloc(&fri[m], (n >> (m + 1)) * 4));
+    int ok = 1;
+    unsigned rng = 12345;
+    for (unsigned r = 0; r < 4; r++) {
+        if (r == 2) { // a fold layer freed and made anew between rounds
+            CK(cudaFree(fri[0]));
+            CK(cudaMalloc(&fri[0], (n >> 1) * 4));
+        }
+        for (unsigned c = 0; c < ncols; c++) {
+            salt[c] = r * 100 + c;
+            pattern<<<(n + 255) / 256, 256>>>(cols[c], n, salt[c]);
+        }
+        for (unsigned l = 0; l < log_n; l++)
+            pattern<<<((n >> l) * 8 + 255) / 256, 256>>>(tree[l], (n >> l) * 8, 1000 + l);
+        for (unsigned m = 0; m < folds; m++)
+            pattern<<<((n >> (m + 1)) + 255) / 256, 256>>>(fri[m], n >> (m + 1), 2000 + m);
+        CK(cudaGetLastError());
+        for (unsigned q = 0; q < 48; q++) {
+            rng = rng * 1664525u + 1013904223u;
+            ok &= one_query(cols, ncols, tree, fri, log_n, salt, (rng >> 8) & (n - 1));
+            unsigned c = q % ncols;
+            if (q % 5 == 1) { // a kernel rewrites a column
+                salt[c] += 7;
+                pattern<<<(n + 255) / 256, 256>>>(cols[c], n, salt[c]);
+            } else if (q % 5 == 3) { // a copy from another column
+                unsigned from = (c + 1) % ncols;
+                CK(cudaMemcpy(cols[c], cols[from], n * 4, cudaMemcpyDeviceToDevice));
+                salt[c] = salt[from];
+            }
+        }
+        unsigned v; // a memset, then one more query sees it
+        CK(cudaMemset(cols[0], 0, n * 4));
+        CK(cudaMemcpy(&v, cols[0] + (rng & (n - 1)), 4, cudaMemcpyDeviceToHost));
+        ok &= v == 0;
+    }
+    printf("query ok=%d\n", ok);
+    for (unsigned c = 0; c < ncols; c++)
+        CK(cudaFree(cols[c]));
+    for (unsigned l = 0; l < log_n; l++)
+        CK(cudaFree(tree[l]));
+    for (unsigned m = 0; m < folds; m++)
+        CK(cudaFree(fri[m]));
+}
+
 int main()
 {
     skip_without_gpu();
@@ -141,5 +224,6 @@ int main()
     stream();
     poll();
     threads();
+    query();
     return 0;
 }

@@ -84,6 +84,9 @@ static CUresult stub_pointer_attributes(unsigned n, CUpointer_attribute *a, void
                                                  ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
                                                  : CU_MEM_HANDLE_TYPE_NONE;
             break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            *(int *)data[k] = i < 0 ? -1 : 0;
+            break;
         default:
             return CUDA_ERROR_INVALID_VALUE;
         }

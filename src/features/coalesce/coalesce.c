@@ -60,6 +60,8 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "features/coalesce/gather.h"
+#include "features/coalesce/pattern.h"
 #include "features/feature.h"
 #include "tracking/memkind.h"
 #include "tracking/streams.h"
@@ -118,6 +120,33 @@ static _Atomic bool model_frozen;    /* tests: the model as set */
 static _Atomic unsigned fruitless, rest;
 enum { FRUITLESS_LIMIT = 8, REST_MISSES = 64 };
 
+/* Gathers (pattern.h, gather.h): the reads one gather fetched, valid while
+ * the epoch and work sequence it was made in hold, like a window. */
+typedef struct gathered {
+    CUdeviceptr src;
+    uint32_t n;
+    bool used;
+    unsigned char bytes[GA_GATHER_CELL];
+} gathered_t;
+static ga_pattern_t pattern;          /* guarded by lock: the misses, what was learned */
+static gathered_t gat[GA_GATHER_MAX]; /* guarded by lock */
+static unsigned gat_n;                /* guarded by lock */
+static uint64_t gat_epoch, gat_work;  /* guarded by lock */
+static bool checked;                  /* guarded by lock: the pattern's allocations were */
+static uint64_t checked_epoch;        /* found live, on this device, in this epoch */
+static unsigned poor;                 /* guarded by lock: gathers in a row mostly unused */
+/* Allocations the missed reads fell in, for the learner (a stale one only
+ * misleads it: a prediction is checked live before any gather). */
+enum { N_RANGES = 64 };
+static struct {
+    CUdeviceptr base;
+    size_t size;
+} ranges[N_RANGES];                   /* guarded by lock */
+static unsigned ranges_next;          /* guarded by lock: round-robin replacement */
+static _Atomic bool gathers_off;      /* the kernel cannot be had */
+static _Atomic uint64_t gathers, gathered_reads, gather_hits;
+enum { POOR_LIMIT = 8 };
+
 static bool worth_filling(void)
 {
     unsigned r = atomic_load_explicit(&rest, memory_order_relaxed);
@@ -159,6 +188,15 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
             return true;
         }
     }
+    if (!gat_n || gat_epoch != ga_epoch_read() || gat_work != ga_work_seq_read())
+        return false;
+    for (unsigned k = 0; k < gat_n; k++)
+        if (src >= gat[k].src && src + n <= gat[k].src + gat[k].n) {
+            memcpy(dst, gat[k].bytes + (src - gat[k].src), n);
+            gat[k].used = true;
+            atomic_fetch_add_explicit(&gather_hits, 1, memory_order_relaxed);
+            return true;
+        }
     return false;
 }
 
@@ -236,6 +274,7 @@ static size_t window_unit(const ga_rt_t *rt)
 typedef struct range {
     CUdeviceptr base; /* of the allocation */
     size_t size;
+    int device;       /* its device's ordinal */
 } range_t;
 
 /* Plain device memory that only this process writes? Returns its allocation. */
@@ -248,14 +287,15 @@ static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
     CUpointer_attribute attrs[] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
         CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
     };
     unsigned type = 0, managed = 1;
     CUdeviceptr start = 0;
     size_t size = 0;
     unsigned long long handles = ~0ull;
-    void *data[] = {&type, &managed, &start, &size, &handles};
-    if (get(5, attrs, data, src) != CUDA_SUCCESS)
+    int device = -1;
+    void *data[] = {&type, &managed, &start, &size, &handles, &device};
+    if (get(6, attrs, data, src) != CUDA_SUCCESS)
         return false;
     if (type != CU_MEMORYTYPE_DEVICE || managed || !size || handles != CU_MEM_HANDLE_TYPE_NONE)
         return false;
@@ -264,7 +304,7 @@ static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
     pthread_mutex_unlock(&lock);
     if (sh)
         return false;
-    *out = (range_t){start, size};
+    *out = (range_t){start, size, device};
     return true;
 }
 
@@ -580,6 +620,159 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     return done;
 }
 
+/* ---- gathers: a query's reads in one round trip -------------------------------- */
+
+/* The current device's ordinal, or -1. */
+static int current_device(const ga_rt_t *rt)
+{
+    __typeof__(&cuCtxGetDevice) get = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
+    CUdevice d;
+    return get && get(&d) == CUDA_SUCCESS ? (int)d : -1;
+}
+
+/* Are the predicted reads' allocations still the ones learned, cacheable and
+ * on the current device? Asked once per epoch: every call that can free or
+ * unmap memory moves the epoch, so within it they stay. (The gather kernel
+ * reads them: an unmapped address would be a fault in the program's context.) */
+static bool predictions_live(const ga_rt_t *rt, const ga_pat_read_t *pred, unsigned np)
+{
+    uint64_t epoch = ga_epoch_read();
+    pthread_mutex_lock(&lock);
+    bool done = checked && checked_epoch == epoch;
+    pthread_mutex_unlock(&lock);
+    if (done)
+        return true;
+    int dev = current_device(rt);
+    for (unsigned k = 0; k < np; k++) {
+        bool seen = false;
+        for (unsigned j = 0; j < k && !seen; j++)
+            seen = pred[j].base == pred[k].base;
+        range_t rg;
+        if (!seen && (!cacheable(rt, pred[k].base, &rg) || rg.base != pred[k].base ||
+                      rg.size != pred[k].alloc_size || rg.device != dev || dev < 0))
+            return false;
+    }
+    pthread_mutex_lock(&lock);
+    checked = true, checked_epoch = epoch;
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+/* Keep what a gather fetched (if nothing moved meanwhile), judging the gather
+ * before it: a pattern whose predictions keep going unread is forgotten. */
+static void keep_gathered_locked(const ga_gather_req_t *req, unsigned np,
+                                 const unsigned char *out, bool keep, uint64_t epoch,
+                                 uint64_t work)
+{
+    unsigned used = 0;
+    for (unsigned k = 1; k < gat_n; k++)
+        used += gat[k].used;
+    if (gat_n > 1) {
+        poor = 2 * used < gat_n - 1 ? poor + 1 : 0;
+        if (poor >= POOR_LIMIT) {
+            ga_debug("coalesce: a learned read pattern kept missing; forgotten");
+            ga_pat_forget(&pattern);
+            poor = 0, checked = false;
+        }
+    }
+    gat_n = 0;
+    if (!keep)
+        return;
+    for (unsigned k = 0; k < np; k++) {
+        gat[k].src = req[k].src, gat[k].n = req[k].n, gat[k].used = false;
+        memcpy(gat[k].bytes, out + (size_t)k * GA_GATHER_CELL, GA_GATHER_CELL);
+    }
+    gat_n = np, gat_epoch = epoch, gat_work = work;
+}
+
+static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                           const ga_pat_read_t *pred, unsigned np, CUresult *r)
+{
+    uint64_t epoch = ga_epoch_read(), work = ga_work_seq_read();
+    CUcontext ctx = ga_current_ctx(rt);
+    if (!ctx || ga_serving_off())
+        return false;
+    if (!predictions_live(rt, pred, np)) { /* freed, moved or elsewhere: learn anew */
+        pthread_mutex_lock(&lock);
+        ga_pat_forget(&pattern);
+        gat_n = 0;
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
+    ga_gather_req_t req[GA_GATHER_MAX];
+    for (unsigned k = 0; k < np; k++)
+        req[k].src = pred[k].base + pred[k].off, req[k].n = pred[k].n;
+    unsigned char out[GA_GATHER_MAX * GA_GATHER_CELL];
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    CUresult res = ga_gather_run(rt, id, ctx, req, np, out);
+    if (res == CUDA_ERROR_NOT_SUPPORTED)
+        atomic_store(&gathers_off, true);
+    if (res != CUDA_SUCCESS)
+        return false; /* the program's own copy goes, and gets the driver's answer */
+    ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
+    memcpy(dst, out + (src - req[0].src), n);
+    *r = CUDA_SUCCESS;
+    atomic_fetch_add_explicit(&gathers, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&gathered_reads, np, memory_order_relaxed);
+    bool keep = ga_ctx_settle(rt, ctx);
+    pthread_mutex_lock(&lock);
+    keep = keep && epoch == ga_epoch_read() && work == ga_work_seq_read() && !ga_serving_off();
+    keep_gathered_locked(req, np, out, keep, epoch, work);
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+/* Tell the learner of a small synchronous read, served or not (the program's
+ * own sequence of reads, which repeats query after query; which of them
+ * windows serve does not). Its allocation comes from the cache of ranges, or
+ * with ask_driver from the driver. False if it was not told. */
+static bool note_read(const ga_rt_t *rt, CUdeviceptr src, size_t n, bool ask_driver)
+{
+    if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL)
+        return false;
+    range_t rg = {0};
+    pthread_mutex_lock(&lock);
+    bool known = false;
+    for (unsigned i = 0; i < N_RANGES && !known; i++)
+        if (ranges[i].size && src >= ranges[i].base && src + n <= ranges[i].base + ranges[i].size)
+            rg.base = ranges[i].base, rg.size = ranges[i].size, known = true;
+    if (known)
+        ga_pat_note(&pattern, &(ga_pat_read_t){rg.base, rg.size, src - rg.base, (uint32_t)n});
+    pthread_mutex_unlock(&lock);
+    if (known || !ask_driver || !cacheable(rt, src, &rg))
+        return known;
+    pthread_mutex_lock(&lock);
+    ranges[ranges_next].base = rg.base, ranges[ranges_next].size = rg.size;
+    ranges_next = (ranges_next + 1) % N_RANGES;
+    ga_pat_note(&pattern, &(ga_pat_read_t){rg.base, rg.size, src - rg.base, (uint32_t)n});
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+/* A synchronous read that missed: if it is where a learned query begins,
+ * fetch the whole query's reads with one gather and serve this one. */
+static bool gather_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src,
+                             size_t n, CUresult *r)
+{
+    if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL ||
+        atomic_load_explicit(&gathers_off, memory_order_relaxed))
+        return false;
+    ga_pat_read_t pred[GA_GATHER_MAX];
+    unsigned np = 0;
+    pthread_mutex_lock(&lock);
+    const ga_pat_read_t *a = &pattern.slot[0];
+    if (pattern.period && src >= a->base && src + n <= a->base + a->alloc_size) {
+        ga_pat_read_t probe = {a->base, a->alloc_size, src - a->base, (uint32_t)n};
+        np = ga_pat_predict(&pattern, &probe, pred, GA_GATHER_MAX);
+    }
+    pthread_mutex_unlock(&lock);
+    if (np < 2 || !ga_own_calls_enter())
+        return false;
+    bool done = gather_entered(rt, id, dst, src, n, pred, np, r);
+    ga_own_calls_leave();
+    return done;
+}
+
 /* A read the library may serve itself: into host memory, and not under
  * capture (a captured copy must reach the graph) or after a fault. Small ones
  * (up to GPUACCEL_COALESCE_MAX) fill windows; larger ones are served from a
@@ -734,6 +927,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     /* Asynchronous: served only when the stream has nothing queued (the copy
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);
+    bool noted = kind == R_SYNC && note_read(rt, src, n, false);
     size_t largest = window_unit(rt) > rt->cfg.coalesce_max ? window_unit(rt) : rt->cfg.coalesce_max;
     if (idle && n <= largest && serve(dst, src, n)) {
         *r = CUDA_SUCCESS;
@@ -745,7 +939,12 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
         return false;
     offered.src = src, offered.n = n, offered.candidate = true;
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
-    /* Synchronous: replaced by a window fill at the same stream position. */
+    /* Synchronous: where a learned query begins, its reads gathered; else
+     * replaced by a window fill at the same stream position. */
+    if (kind == R_SYNC && gather_and_serve(rt, as, dst, src, n, r))
+        return true;
+    if (kind == R_SYNC && !noted)
+        note_read(rt, src, n, true);
     return kind == R_SYNC && worth_filling() && fill_and_serve(rt, as, dst, src, n, r);
 }
 
@@ -785,7 +984,9 @@ static void co_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
                 big[n_big++] = detach_buffer(&slots[i]);
             memset(&slots[i], 0, sizeof slots[i]);
         }
+    checked = false; /* its allocations are gone: the pattern's are asked again */
     pthread_mutex_unlock(&lock);
+    ga_gather_ctx_gone(ctx);
     for (unsigned i = 0; i < n_big; i++)
         free_buffer(rt, big[i]);
 }
@@ -814,6 +1015,9 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->fill_bytes = atomic_load(&fill_bytes);
     s->mirrors = atomic_load(&mirrors);
     s->mirror_bytes = atomic_load(&mirror_bytes);
+    s->gathers = atomic_load(&gathers);
+    s->gathered = atomic_load(&gathered_reads);
+    s->gather_hits = atomic_load(&gather_hits);
 }
 
 void ga_coalesce_set_model(uint64_t rtt, uint64_t bw, bool frozen)
@@ -829,10 +1033,12 @@ static void co_report(void)
     ga_coalesce_stats(&s);
     if (s.hits + s.misses + s.mirrors)
         ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu mirrors=%llu "
-                "mirror_bytes=%llu",
+                "mirror_bytes=%llu gathers=%llu gathered=%llu gather_hits=%llu",
                 (unsigned long long)s.hits, (unsigned long long)s.misses,
                 (unsigned long long)s.fills, (unsigned long long)s.fill_bytes,
-                (unsigned long long)s.mirrors, (unsigned long long)s.mirror_bytes);
+                (unsigned long long)s.mirrors, (unsigned long long)s.mirror_bytes,
+                (unsigned long long)s.gathers, (unsigned long long)s.gathered,
+                (unsigned long long)s.gather_hits);
 }
 
 static void fork_child(void)
@@ -845,6 +1051,11 @@ static void fork_child(void)
     atomic_store(&misses, 0);
     atomic_store(&fills, 0);
     atomic_store(&fill_bytes, 0);
+    memset(&pattern, 0, sizeof pattern);
+    memset(ranges, 0, sizeof ranges);
+    gat_n = 0, checked = false, poor = 0;
+    atomic_store(&gathers_off, false);
+    ga_gather_child();
 }
 
 static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};

@@ -1,0 +1,125 @@
+/* gather.c - coalesce's gathers: the library's own kernel (kernels/gather.cu,
+ * embedded as PTX) copies up to GA_GATHER_MAX small reads into a scratch
+ * buffer of the context, and one synchronous copy brings them to the host.
+ * The kernel runs where the program's synchronous read would have run (the
+ * legacy default stream, or the calling thread's with a per-thread entry), so
+ * it sees every write the read would have seen.
+ *
+ * The PTX is loaded once per process as a context-independent library
+ * (cuLibraryLoadData, CUDA 12.0 on); a driver without it, or one that refuses
+ * the PTX, turns gathers off for good (one debug line).
+ *
+ * Owns: the library handle, the kernel, one scratch buffer per context, under
+ * `glock`, which is held across the gather's driver calls (the scratch is
+ * shared by the context's gathers; gathers are rare: one per query).
+ * Must never: be called while a capture is open (the caller's own-calls
+ * stretch guarantees it); take coalesce's lock. */
+#include "features/coalesce/gather.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "core/log.h"
+
+extern const char ga_gather_ptx[]; /* gather_ptx.c, made from kernels/gather.ptx */
+
+/* The kernel's parameter, as kernels/gather.cu declares it. */
+typedef struct gather_args {
+    unsigned long long dst;
+    unsigned count, pad;
+    unsigned long long src[GA_GATHER_MAX];
+    unsigned n[GA_GATHER_MAX];
+} gather_args_t;
+
+enum { N_CTX = 16 };
+
+static pthread_mutex_t glock = PTHREAD_MUTEX_INITIALIZER;
+static CUlibrary library;            /* guarded by glock */
+static CUkernel kernel;              /* guarded by glock */
+static bool unavailable;             /* guarded by glock: never again */
+static struct {
+    CUcontext ctx;
+    CUdeviceptr scratch;
+} scratch[N_CTX];                    /* guarded by glock */
+
+static bool load_locked(const ga_rt_t *rt)
+{
+    if (kernel || unavailable)
+        return kernel != NULL;
+    __typeof__(&cuLibraryLoadData) load = GA_REAL(rt, GA_ID_cuLibraryLoadData, cuLibraryLoadData);
+    __typeof__(&cuLibraryGetKernel) get = GA_REAL(rt, GA_ID_cuLibraryGetKernel, cuLibraryGetKernel);
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+    if (load && get && (r = load(&library, ga_gather_ptx, NULL, NULL, 0, NULL, NULL, 0)) ==
+                           CUDA_SUCCESS &&
+        (r = get(&kernel, library, "ga_gather")) != CUDA_SUCCESS)
+        kernel = NULL;
+    if (!kernel) {
+        unavailable = true;
+        ga_debug("coalesce: gathers off: the gather kernel could not be loaded (%d)", (int)r);
+    }
+    return kernel != NULL;
+}
+
+/* The context's scratch buffer, allocated at its first gather. */
+static CUdeviceptr scratch_locked(const ga_rt_t *rt, CUcontext ctx)
+{
+    int free_at = -1;
+    for (int i = 0; i < N_CTX; i++) {
+        if (scratch[i].ctx == ctx)
+            return scratch[i].scratch;
+        if (!scratch[i].ctx && free_at < 0)
+            free_at = i;
+    }
+    __typeof__(&cuMemAlloc_v2) alloc = GA_REAL(rt, GA_ID_cuMemAlloc_v2, cuMemAlloc_v2);
+    CUdeviceptr p = 0;
+    if (free_at < 0 || !alloc || alloc(&p, GA_GATHER_MAX * GA_GATHER_CELL) != CUDA_SUCCESS)
+        return 0;
+    scratch[free_at].ctx = ctx, scratch[free_at].scratch = p;
+    return p;
+}
+
+CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_gather_req_t *req,
+                       unsigned count, unsigned char *out)
+{
+    __typeof__(&cuLaunchKernel) launch = GA_REAL(rt, GA_ID_cuLaunchKernel, cuLaunchKernel);
+    __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
+    if (!count || count > GA_GATHER_MAX || !launch || !copy)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    gather_args_t a;
+    a.count = count, a.pad = 0;
+    for (unsigned k = 0; k < count; k++)
+        a.src[k] = req[k].src, a.n[k] = req[k].n < GA_GATHER_CELL ? req[k].n : GA_GATHER_CELL;
+    pthread_mutex_lock(&glock);
+    CUdeviceptr buf = load_locked(rt) ? scratch_locked(rt, ctx) : 0;
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    if (buf) {
+        a.dst = buf;
+        void *params[] = {&a};
+        CUstream s = ga_entries[id].per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+        r = launch((CUfunction)kernel, 1, 1, 1, GA_GATHER_MAX, 1, 1, 0, s, params, NULL);
+        if (r == CUDA_SUCCESS)
+            r = copy(out, buf, (size_t)count * GA_GATHER_CELL);
+    }
+    pthread_mutex_unlock(&glock);
+    return r;
+}
+
+void ga_gather_ctx_gone(CUcontext ctx)
+{
+    /* Its scratch buffer goes with it: destroying or resetting a context frees
+     * every allocation in it, so there is nothing to free here. */
+    pthread_mutex_lock(&glock);
+    for (int i = 0; i < N_CTX; i++)
+        if (scratch[i].ctx == ctx)
+            scratch[i].ctx = NULL, scratch[i].scratch = 0;
+    pthread_mutex_unlock(&glock);
+}
+
+/* The child has none of the parent's CUDA state; a gather in flight in
+ * another thread at fork left glock taken, so it is made anew. */
+void ga_gather_child(void)
+{
+    pthread_mutex_init(&glock, NULL);
+    library = NULL, kernel = NULL, unavailable = false;
+    memset(scratch, 0, sizeof scratch);
+}

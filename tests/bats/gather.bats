@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# gather.bats - coalescing's gathers on the fake driver: a query phase's
+# scattered reads (columns, Merkle siblings, fold neighbours, every position
+# following from one index) are learned, then each query's reads come from one
+# gather; every value read is what the device holds, also when a column is
+# rewritten (memset, device-to-device copy) between queries and when a read
+# buffer is freed and replaced; gathers off, none is made.
+load helpers
+
+setup() {
+    setup_fake
+}
+
+# query [VAR=VALUE...] -- MODE ROUNDS: query_prog under the library, coalescing on.
+query() {
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    # Windows of 256 bytes: the buffers (16 KiB and more) are read at random,
+    # as a prover's are at sizes where 64 KiB windows rarely hold the next read.
+    env GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_WINDOW=256 GPUACCEL_LOG=info "${envs[@]}" \
+        LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/query_prog" "$PTX" "$@"
+}
+
+@test "gather: a query phase is learned and its reads gathered, every value right" {
+    run native "$PROGS/query_prog" "$PTX" plain 4
+    echo "$output"
+    [[ "$output" == *"bad=0 gathers=0"* ]]
+    run query -- plain 4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    # 4 rounds of 24 queries: learned within the first round, then one gather a query.
+    g=$(echo "$output" | sed -n 's/.*bad=0 gathers=\([0-9]*\).*/\1/p')
+    [ "$g" -ge 60 ]
+    [[ "$output" == *"gathers=$g gathered="* ]]
+}
+
+@test "gather: writes between queries are seen at once" {
+    run query -- write 4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+}
+
+@test "gather: a freed and replaced buffer is never read through the old pattern" {
+    run query -- free 5
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    g=$(echo "$output" | sed -n 's/.*bad=0 gathers=\([0-9]*\).*/\1/p')
+    [ "$g" -ge 40 ] # learned again after the change
+}
+
+@test "gather: GPUACCEL_COALESCE_GATHER=0 makes none" {
+    run query GPUACCEL_COALESCE_GATHER=0 -- plain 3
+    echo "$output"
+    [[ "$output" == *"bad=0 gathers=0"* ]]
+}
