@@ -21,8 +21,11 @@ inc="${ENTRIES_CPPFLAGS:-} -I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I
 # The library's sources without its exports (doors.c would interpose dlsym in
 # the fuzzer itself, wrappers.c the driver API): the parsers and what they use.
 core=$(find "$src"/src -name '*.c' | grep -v -e /wrappers.c -e /doors.c)
-blob=kernels_blob.c
-[ -f "$blob" ] || blob="$src/kernels_blob.c"
+# The generated sources of the build: the kernels and the gather kernel's PTX.
+blob=""
+for g in kernels_blob.c gather_ptx.c; do
+    if [ -f "$g" ]; then blob="$blob $g"; else blob="$blob $src/$g"; fi
+done
 rc=0
 for h in config table tune; do
     corpus="$src/tests/fuzz/corpus/$h"
@@ -31,7 +34,7 @@ for h in config table tune; do
     fi
     if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -std=gnu11 $inc -DPACKAGE_VERSION='"fuzz"' -o "$out/fuzz_$h" "$src/tests/fuzz/fuzz_$h.c" \
-        $core "$blob"; then
+        $core $blob; then
         echo "fuzz_$h: build failed"; rc=1; continue
     fi
     echo "fuzz_$h: $secs s on $corpus"

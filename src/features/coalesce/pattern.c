@@ -97,7 +97,7 @@ static unsigned explain(const ga_pattern_t *p, unsigned per, unsigned a, ga_pat_
 /* Learn from the periods watched: the anchor that explains most reads. */
 static void learn(ga_pattern_t *p, unsigned per)
 {
-    static __thread ga_pat_xform_t trial[GA_PAT_MAX]; /* large: off the stack */
+    ga_pat_xform_t *trial = p->trial; /* large: off the stack */
     unsigned best = 0, best_a = 0;
     for (unsigned a = 0; a < per && best < per - 1; a++) {
         unsigned n = explain(p, per, a, trial);

@@ -50,6 +50,7 @@ typedef struct ga_pattern {
     unsigned learned;                /* reads of the period that follow from the anchor */
     ga_pat_read_t slot[GA_PAT_MAX];  /* slot 0 is the anchor; offsets unused */
     ga_pat_xform_t xf[GA_PAT_MAX];
+    ga_pat_xform_t trial[GA_PAT_MAX]; /* learning's scratch */
     unsigned since_try;              /* reads since the last attempt to learn */
     unsigned phase;                  /* reads since the last at the anchor's site */
     uint64_t anchor_index;           /* that read's element index */
