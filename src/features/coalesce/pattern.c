@@ -41,10 +41,12 @@ static uint64_t apply(const ga_pat_xform_t *f, uint64_t i)
 {
     if (f->constant)
         return f->k;
-    return (((i >> f->s) & ~(uint64_t)f->c) ^ f->x) << f->u;
+    return ((((i >> f->s) & ~(uint64_t)f->c) ^ f->x) << f->u) + f->k;
 }
 
-/* A transform taking every i[e] to j[e] (e < n), shifts tried before constants. */
+/* A transform taking every i[e] to j[e] (e < n): shifts first, each with the
+ * offset the first example gives (columns or layers kept in one buffer sit at
+ * a fixed distance), then a constant. */
 static bool fit(const uint64_t *i, const uint64_t *j, unsigned n, ga_pat_xform_t *out)
 {
     for (unsigned s = 0; s < MAX_SHIFT; s++)
@@ -53,7 +55,8 @@ static bool fit(const uint64_t *i, const uint64_t *j, unsigned n, ga_pat_xform_t
                 for (unsigned u = 0; u <= MAX_UP; u++) {
                     ga_pat_xform_t f = {true, false, (uint8_t)s, (uint8_t)c, (uint8_t)x,
                                         (uint8_t)u, 0};
-                    unsigned e = 0;
+                    f.k = j[0] - apply(&f, i[0]); /* modulo 2^64, like apply's sum */
+                    unsigned e = 1;
                     while (e < n && apply(&f, i[e]) == j[e])
                         e++;
                     if (e == n)

@@ -10,7 +10,7 @@
  * learner watches the reads; once the sequence of (allocation, size) repeats
  * GA_PAT_PERIODS times with period P, it looks for the read of the period
  * from which most others follow, each by
- *     j = (((i >> s) & ~c) ^ x) << u      (c, x in {0, 1}, u <= 8),
+ *     j = ((((i >> s) & ~c) ^ x) << u) + k      (c, x in {0, 1}, u <= 8),
  * or a constant, where i and j are the element indices (offset / size) of the
  * anchor and the other read, proven on the earlier periods, and checked
  * again on every later period (a transform that a new period contradicts is
@@ -40,7 +40,7 @@ typedef struct ga_pat_read {
 typedef struct ga_pat_xform {
     bool known, constant;
     uint8_t s, c, x, u;
-    uint64_t k; /* constant: the index itself */
+    uint64_t k; /* the offset added; constant: the index itself */
 } ga_pat_xform_t;
 
 typedef struct ga_pattern {

@@ -1,6 +1,6 @@
 /* test_pattern.c - coalesce's read-pattern learner (features/coalesce/pattern.h)
- * on fresh random query phases: a query of column reads, Merkle siblings and
- * fold neighbours is learned after GA_PAT_PERIODS queries, each later query's
+ * on fresh random query phases: a query of column reads (one buffer each, or
+ * all in one), Merkle siblings and fold neighbours is learned after GA_PAT_PERIODS queries, each later query's
  * reads are predicted exactly from its first read, whichever read the watching
  * began at; a transform learned wrong (an index bit that never varied) is
  * corrected by the first period that contradicts it; random reads, one buffer
@@ -32,6 +32,11 @@ static unsigned query(uint64_t idx, unsigned log_n, ga_pat_read_t *out)
     uint64_t n = 1ull << log_n;
     for (unsigned c = 0; c < COLS; c++)
         out[k++] = (ga_pat_read_t){0x100000000ull * (c + 1), 4 * n, 4 * idx, 4};
+    /* Columns kept in one buffer, one after another (the bundled prover's LDE),
+     * and a sibling in a tree whose layers share one buffer. */
+    for (unsigned c = 0; c < 3; c++)
+        out[k++] = (ga_pat_read_t){0xa000000000ull, 4 * 3 * n, 4 * (c * n + idx), 4};
+    out[k++] = (ga_pat_read_t){0xb000000000ull, 64 * n, 4 * ((n + n / 2 + ((idx >> 2) ^ 1)) * 8), 4};
     for (unsigned l = 0; l < LAYERS; l++)
         out[k++] = (ga_pat_read_t){0x7000000000ull + 0x100000000ull * l, 32 * (n >> l),
                                    4 * (((idx >> l) ^ 1) * 8), 4};
