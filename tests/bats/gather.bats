@@ -4,7 +4,7 @@
 # following from one index) are learned, then each query's reads come from one
 # gather; every value read is what the device holds, also when a column is
 # rewritten (memset, device-to-device copy) between queries and when a read
-# buffer is freed and replaced; gathers off, none is made.
+# buffer is freed and replaced; gathers off (the default), none is made.
 load helpers
 
 setup() {
@@ -18,7 +18,8 @@ query() {
     shift
     # Windows of 256 bytes: the buffers (16 KiB and more) are read at random,
     # as a prover's are at sizes where 64 KiB windows rarely hold the next read.
-    env GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_WINDOW=256 GPUACCEL_LOG=info "${envs[@]}" \
+    env GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_GATHER=1 GPUACCEL_COALESCE_WINDOW=256 \
+        GPUACCEL_LOG=info "${envs[@]}" \
         LD_PRELOAD="$GA_LIB" \
         LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/query_prog" "$PTX" "$@"
 }
@@ -53,8 +54,12 @@ query() {
     [ "$g" -ge 40 ] # learned again after the change
 }
 
-@test "gather: GPUACCEL_COALESCE_GATHER=0 makes none" {
+@test "gather: GPUACCEL_COALESCE_GATHER=0, and coalescing as shipped, make none" {
     run query GPUACCEL_COALESCE_GATHER=0 -- plain 3
+    echo "$output"
+    [[ "$output" == *"bad=0 gathers=0"* ]]
+    run env GPUACCEL_COALESCE=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/query_prog" "$PTX" plain 3
     echo "$output"
     [[ "$output" == *"bad=0 gathers=0"* ]]
 }

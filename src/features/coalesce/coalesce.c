@@ -143,6 +143,7 @@ static struct {
     size_t size;
 } ranges[N_RANGES];                   /* guarded by lock */
 static unsigned ranges_next;          /* guarded by lock: round-robin replacement */
+static unsigned ranges_last;          /* guarded by lock: the last found, looked at first */
 static _Atomic bool gathers_off;      /* the kernel cannot be had */
 static _Atomic uint64_t gathers, gathered_reads, gather_hits;
 enum { POOR_LIMIT = 8 };
@@ -200,11 +201,17 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
     return false;
 }
 
-static bool serve(void *dst, CUdeviceptr src, size_t n)
+static bool note_known_locked(CUdeviceptr src, size_t n);
+
+/* Serve from a window or a gather; with note, tell the learner of the read
+ * under the same lock (*noted: it was told). */
+static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted)
 {
     if (ga_serving_off()) /* a captured copy must reach the graph; a fault, the program */
         return false;
     pthread_mutex_lock(&lock);
+    if (note)
+        *noted = note_known_locked(src, n);
     bool ok = serve_locked(dst, src, n);
     pthread_mutex_unlock(&lock);
     if (ok) {
@@ -724,29 +731,33 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
 
 /* Tell the learner of a small synchronous read, served or not (the program's
  * own sequence of reads, which repeats query after query; which of them
- * windows serve does not). Its allocation comes from the cache of ranges, or
- * with ask_driver from the driver. False if it was not told. */
-static bool note_read(const ga_rt_t *rt, CUdeviceptr src, size_t n, bool ask_driver)
+ * windows serve does not), if its allocation is in the cache of ranges. */
+static bool note_known_locked(CUdeviceptr src, size_t n)
 {
-    if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL)
-        return false;
-    range_t rg = {0};
-    pthread_mutex_lock(&lock);
-    bool known = false;
-    for (unsigned i = 0; i < N_RANGES && !known; i++)
-        if (ranges[i].size && src >= ranges[i].base && src + n <= ranges[i].base + ranges[i].size)
-            rg.base = ranges[i].base, rg.size = ranges[i].size, known = true;
-    if (known)
-        ga_pat_note(&pattern, &(ga_pat_read_t){rg.base, rg.size, src - rg.base, (uint32_t)n});
-    pthread_mutex_unlock(&lock);
-    if (known || !ask_driver || !cacheable(rt, src, &rg))
-        return known;
+    for (unsigned k = 0; k < N_RANGES; k++) {
+        unsigned i = (ranges_last + k) % N_RANGES;
+        if (ranges[i].size && src >= ranges[i].base && src + n <= ranges[i].base + ranges[i].size) {
+            ranges_last = i;
+            ga_pat_note(&pattern, &(ga_pat_read_t){ranges[i].base, ranges[i].size,
+                                                   src - ranges[i].base, (uint32_t)n});
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The same for a read not noted yet: its allocation asked of the driver. */
+static void note_new(const ga_rt_t *rt, CUdeviceptr src, size_t n)
+{
+    range_t rg;
+    if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL || !cacheable(rt, src, &rg))
+        return;
     pthread_mutex_lock(&lock);
     ranges[ranges_next].base = rg.base, ranges[ranges_next].size = rg.size;
+    ranges_last = ranges_next;
     ranges_next = (ranges_next + 1) % N_RANGES;
     ga_pat_note(&pattern, &(ga_pat_read_t){rg.base, rg.size, src - rg.base, (uint32_t)n});
     pthread_mutex_unlock(&lock);
-    return true;
 }
 
 /* A synchronous read that missed: if it is where a learned query begins,
@@ -927,9 +938,9 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     /* Asynchronous: served only when the stream has nothing queued (the copy
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);
-    bool noted = kind == R_SYNC && note_read(rt, src, n, false);
+    bool noted = false, note = kind == R_SYNC && rt->cfg.coalesce_gather && n <= GA_GATHER_CELL;
     size_t largest = window_unit(rt) > rt->cfg.coalesce_max ? window_unit(rt) : rt->cfg.coalesce_max;
-    if (idle && n <= largest && serve(dst, src, n)) {
+    if (idle && n <= largest && serve(dst, src, n, note, &noted)) {
         *r = CUDA_SUCCESS;
         return true;
     }
@@ -943,8 +954,8 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
      * replaced by a window fill at the same stream position. */
     if (kind == R_SYNC && gather_and_serve(rt, as, dst, src, n, r))
         return true;
-    if (kind == R_SYNC && !noted)
-        note_read(rt, src, n, true);
+    if (note && !noted)
+        note_new(rt, src, n);
     return kind == R_SYNC && worth_filling() && fill_and_serve(rt, as, dst, src, n, r);
 }
 

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-enum { MAX_SHIFT = 48, MAX_UP = 8 };
+enum { MAX_SHIFT = 48, MAX_UP = 8, TRY_EVERY = 8, MAX_BACKOFF = 1024 };
 
 /* The read `back` misses ago (0: the newest). */
 static const ga_pat_read_t *ago(const ga_pattern_t *p, unsigned back)
@@ -20,10 +20,13 @@ static bool same_site(const ga_pat_read_t *a, const ga_pat_read_t *b)
 }
 
 /* The smallest period P (2..GA_PAT_MAX) with which the last GA_PAT_PERIODS
- * periods' sites repeat, over at least two distinct sites; 0 if none. */
+ * periods' sites repeat, over at least two distinct sites; 0 if none. A
+ * period holds two sites, so it is longer than the newest run at one site: a
+ * scan of one buffer, however long, costs one comparison here. */
 static unsigned find_period(const ga_pattern_t *p)
 {
-    for (unsigned per = 2; per <= GA_PAT_MAX && GA_PAT_PERIODS * per <= p->hlen; per++) {
+    unsigned from = p->same_run + 1 > 2 ? p->same_run + 1 : 2;
+    for (unsigned per = from; per <= GA_PAT_MAX && GA_PAT_PERIODS * per <= p->hlen; per++) {
         if (!same_site(ago(p, 0), ago(p, per)))
             continue;
         bool ok = true, varied = false;
@@ -146,6 +149,7 @@ static void verify(ga_pattern_t *p, const ga_pat_read_t *r)
 
 void ga_pat_note(ga_pattern_t *p, const ga_pat_read_t *r)
 {
+    p->same_run = p->hlen && same_site(r, ago(p, 0)) ? p->same_run + 1 : 1;
     p->hist[p->hpos] = *r;
     p->hpos = (p->hpos + 1) % GA_PAT_HIST;
     if (p->hlen < GA_PAT_HIST)
@@ -159,11 +163,19 @@ void ga_pat_note(ga_pattern_t *p, const ga_pat_read_t *r)
         verify(p, r);
         return;
     }
+    /* Looked for every TRY_EVERY reads (each look is up to GA_PAT_MAX short
+     * comparisons; a query phase repeats for far longer than that), and
+     * learned at most once a period (learning costs up to P^2 fits). */
+    if (++p->since_try < TRY_EVERY)
+        return;
     unsigned per = find_period(p);
-    /* One attempt per period's worth of misses: learning costs up to P^2 fits. */
-    if (per && ++p->since_try >= per) {
-        p->since_try = 0;
+    p->since_try = 0;
+    if (!p->backoff)
+        p->backoff = 1;
+    if (per && ++p->learn_wait * TRY_EVERY >= per * p->backoff) {
+        p->learn_wait = 0;
         learn(p, per);
+        p->backoff = p->period ? 1 : (p->backoff < MAX_BACKOFF ? 2 * p->backoff : MAX_BACKOFF);
     }
 }
 
@@ -191,5 +203,5 @@ unsigned ga_pat_predict(const ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_re
 void ga_pat_forget(ga_pattern_t *p)
 {
     p->period = p->learned = 0;
-    p->since_try = 0;
+    p->since_try = p->learn_wait = 0;
 }

@@ -52,6 +52,11 @@ typedef struct ga_pattern {
     ga_pat_xform_t xf[GA_PAT_MAX];
     ga_pat_xform_t trial[GA_PAT_MAX]; /* learning's scratch */
     unsigned since_try;              /* reads since the last attempt to learn */
+    unsigned same_run;               /* the newest reads at one site, in a row */
+    unsigned learn_wait;             /* looks that found a period since the last learning */
+    unsigned backoff;                /* periods to wait before learning again (doubles on
+                                      * each failure: a period that no function explains
+                                      * is tried ever more rarely) */
     unsigned phase;                  /* reads since the last at the anchor's site */
     uint64_t anchor_index;           /* that read's element index */
 } ga_pattern_t;
