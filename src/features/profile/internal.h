@@ -137,6 +137,14 @@ typedef struct prof {
     uint64_t t_base;
 
     acc_t copies[N_DIRS][N_BUCKETS];
+    /* Small device-to-host reads that followed another with no device work
+     * (a launch, a copy to or within the device) in between: what coalescing
+     * can serve. A read after work waits for it; no window saves that. */
+    struct {
+        uint64_t n, ns;
+        uint64_t work, at_last_read; /* work seen so far, and at the last small read */
+        bool seen;
+    } follow;
     struct {
         uint64_t count, bytes, ns, failed, failed_ns;
         uint64_t frees, free_bytes, free_ns, frees_unknown;
@@ -209,7 +217,7 @@ typedef struct opp {
 enum { N_OPPS = 5 };
 
 typedef struct summary {
-    uint64_t wall, small_n, small_ns, pairs, pair_ns, launch_calls, launch_ns;
+    uint64_t wall, small_n, small_ns, follow_n, follow_ns, pairs, pair_ns, launch_calls, launch_ns;
     uint64_t seq_nodes, seq_count, gpu_ns, timed;
 } summary_t;
 

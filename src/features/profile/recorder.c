@@ -45,10 +45,18 @@ void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns)
     if (!ga_profiling || (unsigned)dir >= N_DIRS)
         return;
     pthread_mutex_lock(&ga_prof_lock);
-    acc_t *a = &ga_prof->copies[dir][bucket_of(bytes)];
+    unsigned b = bucket_of(bytes);
+    acc_t *a = &ga_prof->copies[dir][b];
     a->count++;
     a->bytes += bytes;
     a->ns += ns;
+    if (dir == GA_COPY_DTOH && b == 0) {
+        if (ga_prof->follow.seen && ga_prof->follow.at_last_read == ga_prof->follow.work)
+            ga_prof->follow.n++, ga_prof->follow.ns += ns;
+        ga_prof->follow.seen = true, ga_prof->follow.at_last_read = ga_prof->follow.work;
+    } else if (dir != GA_COPY_DTOH) {
+        ga_prof->follow.work++;
+    }
     pthread_mutex_unlock(&ga_prof_lock);
 }
 
@@ -339,6 +347,7 @@ void ga_profile_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
     unsigned k = kernel_index(rt, f);
     pthread_mutex_lock(&ga_prof_lock);
     ga_prof->launches++;
+    ga_prof->follow.work++;
     kern_t *kr = &ga_prof->kern[k];
     kr->launches++;
     if (k < MAX_KERNELS)

@@ -18,6 +18,8 @@ static void json_copies(ga_out_t *o)
     ga_out_key(o, "copies", false), ga_out_s(o, "{");
     ga_out_key(o, "small_dtoh_reads", true), ga_out_u(o, ga_prof->copies[GA_COPY_DTOH][0].count);
     ga_out_ku(o, "small_dtoh_ns", ga_prof->copies[GA_COPY_DTOH][0].ns);
+    ga_out_ku(o, "small_dtoh_follow_reads", ga_prof->follow.n);
+    ga_out_ku(o, "small_dtoh_follow_ns", ga_prof->follow.ns);
     ga_out_key(o, "buckets", false), ga_out_s(o, "[");
     bool first = true;
     for (unsigned d = 0; d < N_DIRS; d++)

@@ -94,7 +94,8 @@ static void text_copies(ga_out_t *o)
         ga_out_s(o, "  none\n");
     ga_out_s(o, "  small device-to-host reads (<=256 B): ");
     ga_out_count(o, ga_prof->copies[GA_COPY_DTOH][0].count);
-    ga_out_s(o, "\n");
+    ga_out_s(o, ", "), ga_out_count(o, ga_prof->follow.n);
+    ga_out_s(o, " with no device work since the read before\n");
 }
 
 static void text_mem(ga_out_t *o)
