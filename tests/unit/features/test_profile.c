@@ -539,7 +539,6 @@ static void scenario_waits(void)
     CHECK(jnum(opportunity(j, "coalesce"), "saving_ns") == 0);
     CHECK(strstr(jstr(opportunity(j, "coalesce"), "reason"), "each after device work") != NULL);
     CHECK(jnum(jget(j, "copies"), "small_dtoh_follow_reads") == 0);
-    json_free(j);
 }
 
 static void scenario_quiet(void)
