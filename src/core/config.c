@@ -295,14 +295,20 @@ static void check_unknown(const ga_config_src_t *src)
     }
 }
 
-/* A plain number under 1 MiB as a limit: most likely a forgotten % or unit. */
-static void check_limit_units(const ga_config_src_t *src, const char *var, const char *raw,
-                              ga_limit_t lim)
+/* A limit set as a plain number under 1 MiB: most likely a forgotten % or
+ * unit. raw holds valid values only by now. */
+static void check_limit_units(const ga_config_src_t *src, const char *const raw[GA_CFG_N])
 {
-    size_t n = strlen(raw);
-    if (lim.bytes && lim.bytes < (1u << 20) && n && isdigit((unsigned char)raw[n - 1]))
+    for (unsigned i = 0; i < GA_CFG_N; i++) {
+        const char *v = raw[i], *var = ga_config_docs[i].name;
+        ga_limit_t lim;
+        size_t n = v ? strlen(v) : 0;
+        if (!v || ga_config_docs[i].type != GA_TYPE_LIMIT || !ga_parse_limit(v, &lim) ||
+            !lim.bytes || lim.bytes >= (1u << 20) || !n || !isdigit((unsigned char)v[n - 1]))
+            continue;
         problemf(src, var, "%s=%s means %s bytes; write %s%% for a share of device memory or "
-                 "%sM for mebibytes", var, raw, raw, raw, raw);
+                 "%sM for mebibytes", var, v, v, v, v);
+    }
 }
 
 /* A byte count whose default has a unit (64K), set as a small plain number:
@@ -413,19 +419,7 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
 #define GA_SET_LIMIT(var, field, def)
     GA_CONFIG_VARS(GA_CONFIG_SET)
 #undef GA_CONFIG_SET
-#define GA_CONFIG_UNITS(var, type, field, def, needs, help) GA_UNITS_##type(var, field)
-#define GA_UNITS_LIMIT(var, field)                                                          \
-    if (raw[GA_CFG_##var])                                                                  \
-        check_limit_units(src, #var, raw[GA_CFG_##var], cfg->field);
-#define GA_UNITS_MODE(var, field)
-#define GA_UNITS_FEATURE(var, field)
-#define GA_UNITS_BOOL(var, field)
-#define GA_UNITS_LEVEL(var, field)
-#define GA_UNITS_STR(var, field)
-#define GA_UNITS_SIZE(var, field)
-#define GA_UNITS_UINT(var, field)
-    GA_CONFIG_VARS(GA_CONFIG_UNITS)
-#undef GA_CONFIG_UNITS
+    check_limit_units(src, raw);
     check_size_units(src, raw);
     if (cfg->enabled) {
         for (unsigned i = 0; i < GA_CFG_N; i++)

@@ -33,14 +33,19 @@ void ga_ctx_leave(const ga_rt_t *rt, ga_ctx_scope_t *scope)
     scope->pushed = false;
 }
 
+int ga_current_device(const ga_rt_t *rt)
+{
+    __typeof__(&cuCtxGetDevice) get = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
+    CUdevice d;
+    return get && get(&d) == CUDA_SUCCESS ? (int)d : -1;
+}
+
 int ga_device_attr(const ga_rt_t *rt, CUdevice_attribute a)
 {
-    __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
     __typeof__(&cuDeviceGetAttribute) attr =
         GA_REAL(rt, GA_ID_cuDeviceGetAttribute, cuDeviceGetAttribute);
-    CUdevice d;
-    int v = -1;
-    if (!dev || !attr || dev(&d) != CUDA_SUCCESS || attr(&v, a, d) != CUDA_SUCCESS)
+    int d = ga_current_device(rt), v = -1;
+    if (d < 0 || !attr || attr(&v, a, (CUdevice)d) != CUDA_SUCCESS)
         return -1;
     return v;
 }
@@ -65,10 +70,8 @@ int ga_kernel_attr(const ga_rt_t *rt, const ga_kernel_t *k, CUfunction_attribute
     if (k->is_library) {
         __typeof__(&cuKernelGetAttribute) get =
             GA_REAL(rt, GA_ID_cuKernelGetAttribute, cuKernelGetAttribute);
-        __typeof__(&cuCtxGetDevice) dev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-        CUdevice d;
-        if (!get || !dev || dev(&d) != CUDA_SUCCESS ||
-            get(&v, a, (CUkernel)k->handle, d) != CUDA_SUCCESS)
+        int d = ga_current_device(rt);
+        if (!get || d < 0 || get(&v, a, (CUkernel)k->handle, (CUdevice)d) != CUDA_SUCCESS)
             return -1;
         return v;
     }

@@ -19,6 +19,9 @@ typedef struct ga_ctx_scope {
 bool ga_ctx_enter(const ga_rt_t *rt, CUcontext want, ga_ctx_scope_t *scope);
 void ga_ctx_leave(const ga_rt_t *rt, ga_ctx_scope_t *scope);
 
+/* The current context's device (its ordinal), or -1 when it cannot be had. */
+int ga_current_device(const ga_rt_t *rt);
+
 /* An attribute of the current context's device; -1 when it cannot be had. */
 int ga_device_attr(const ga_rt_t *rt, CUdevice_attribute a);
 

@@ -63,6 +63,7 @@
 #include "features/coalesce/gather.h"
 #include "features/coalesce/pattern.h"
 #include "features/feature.h"
+#include "tracking/device.h"
 #include "tracking/memkind.h"
 #include "tracking/streams.h"
 
@@ -201,7 +202,22 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
     return false;
 }
 
-static bool note_known_locked(CUdeviceptr src, size_t n);
+/* Tell the learner of a small synchronous read, served or not (the program's
+ * own sequence of reads, which repeats query after query; which of them
+ * windows serve does not), if its allocation is in the cache of ranges. */
+static bool note_known_locked(CUdeviceptr src, size_t n)
+{
+    for (unsigned k = 0; k < N_RANGES; k++) {
+        unsigned i = (ranges_last + k) % N_RANGES;
+        if (ranges[i].size && src >= ranges[i].base && src + n <= ranges[i].base + ranges[i].size) {
+            ranges_last = i;
+            ga_pat_note(&pattern, &(ga_pat_read_t){ranges[i].base, ranges[i].size,
+                                                   src - ranges[i].base, (uint32_t)n});
+            return true;
+        }
+    }
+    return false;
+}
 
 /* Serve from a window or a gather; with note, tell the learner of the read
  * under the same lock (*noted: it was told). */
@@ -629,14 +645,6 @@ static bool fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
 
 /* ---- gathers: a query's reads in one round trip -------------------------------- */
 
-/* The current device's ordinal, or -1. */
-static int current_device(const ga_rt_t *rt)
-{
-    __typeof__(&cuCtxGetDevice) get = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-    CUdevice d;
-    return get && get(&d) == CUDA_SUCCESS ? (int)d : -1;
-}
-
 /* Are the predicted reads' allocations still the ones learned, cacheable and
  * on the current device? Asked once per epoch: every call that can free or
  * unmap memory moves the epoch, so within it they stay. (The gather kernel
@@ -649,7 +657,7 @@ static bool predictions_live(const ga_rt_t *rt, const ga_pat_read_t *pred, unsig
     pthread_mutex_unlock(&lock);
     if (done)
         return true;
-    int dev = current_device(rt);
+    int dev = ga_current_device(rt);
     for (unsigned k = 0; k < np; k++) {
         bool seen = false;
         for (unsigned j = 0; j < k && !seen; j++)
@@ -727,23 +735,6 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     keep_gathered_locked(req, np, out, keep, epoch, work);
     pthread_mutex_unlock(&lock);
     return true;
-}
-
-/* Tell the learner of a small synchronous read, served or not (the program's
- * own sequence of reads, which repeats query after query; which of them
- * windows serve does not), if its allocation is in the cache of ranges. */
-static bool note_known_locked(CUdeviceptr src, size_t n)
-{
-    for (unsigned k = 0; k < N_RANGES; k++) {
-        unsigned i = (ranges_last + k) % N_RANGES;
-        if (ranges[i].size && src >= ranges[i].base && src + n <= ranges[i].base + ranges[i].size) {
-            ranges_last = i;
-            ga_pat_note(&pattern, &(ga_pat_read_t){ranges[i].base, ranges[i].size,
-                                                   src - ranges[i].base, (uint32_t)n});
-            return true;
-        }
-    }
-    return false;
 }
 
 /* The same for a read not noted yet: its allocation asked of the driver. */

@@ -290,9 +290,8 @@ static void count_owed_locked(void)
 /* Can device code of the current context reach pageable host memory? */
 static bool device_reaches_pageable(const ga_rt_t *rt)
 {
-    CUdevice dev = 0;
-    __typeof__(&cuCtxGetDevice) get = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
-    if (!get || get(&dev) != CUDA_SUCCESS || dev < 0 || dev >= 64)
+    int dev = ga_current_device(rt);
+    if (dev < 0 || dev >= 64)
         return true;
     unsigned char v = atomic_load_explicit(&pageable[dev], memory_order_relaxed);
     if (!v) {
