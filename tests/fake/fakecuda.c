@@ -448,6 +448,20 @@ FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+/* Page-locked memory's device address: under unified addressing, itself. */
+FAKE_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pd, void *p, unsigned flags)
+{
+    if (!pd || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    int ok = pinned_locked(p);
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pd = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
 /* The flags of a page-locked allocation. With FAKECUDA_HOST_CHUNKS set, as
  * the real driver was seen to do (H100, driver 580): requests under 2 MiB
  * share chunks, and one placed while another small allocation lives reports
@@ -1715,6 +1729,7 @@ static const proc_t procs[] = {
     {"cuMemcpyDtoHAsync", 3020, (void *)cuMemcpyDtoHAsync_v2, (void *)cuMemcpyDtoHAsync_v2_ptsz},
     {"cuMemHostAlloc", 2020, (void *)cuMemHostAlloc, NULL},
     {"cuMemHostGetFlags", 2030, (void *)cuMemHostGetFlags, NULL},
+    {"cuMemHostGetDevicePointer", 3020, (void *)cuMemHostGetDevicePointer_v2, NULL},
     {"cuMemAllocHost", 3020, (void *)cuMemAllocHost_v2, NULL},
     {"cuMemFreeHost", 2000, (void *)cuMemFreeHost, NULL},
     {"cuMemAllocAsync", 11020, (void *)cuMemAllocAsync, NULL},

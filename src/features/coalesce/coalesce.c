@@ -132,6 +132,7 @@ typedef struct gathered {
 static ga_pattern_t pattern;          /* guarded by lock: the misses, what was learned */
 static gathered_t gat[GA_GATHER_MAX]; /* guarded by lock */
 static unsigned gat_n;                /* guarded by lock */
+static unsigned gat_next;             /* guarded by lock: where the next read is looked for */
 static uint64_t gat_epoch, gat_work;  /* guarded by lock */
 static bool checked;                  /* guarded by lock: the pattern's allocations were */
 static uint64_t checked_epoch;        /* found live, on this device, in this epoch */
@@ -177,9 +178,48 @@ static bool in_flight(const slot_t *s)
     return s->state == S_CLAIMED || s->state == S_FILLING;
 }
 
-/* Serve [src, src+n) into dst from a valid window. */
+/* The newest epoch and work sequence any window was made valid in: a window
+ * is valid only while both are still current, and both only grow, so when
+ * either has moved past these no window is valid and none need be looked at
+ * (a query phase whose reads gathers serve makes no windows: its reads skip
+ * the table). */
+static uint64_t valid_epoch, valid_work; /* guarded by lock */
+
+/* A filled window's end: kept (valid), or emptied. */
+static void settle_slot_locked(slot_t *s, bool keep)
+{
+    s->state = keep ? S_VALID : S_EMPTY;
+    if (keep && s->epoch > valid_epoch)
+        valid_epoch = s->epoch;
+    if (keep && s->work > valid_work)
+        valid_work = s->work;
+}
+
+/* Serve [src, src+n) into dst from the last gather, looked at from the read
+ * after the last one it served (a query's reads come in the learned order). */
+static bool serve_gathered_locked(void *dst, CUdeviceptr src, size_t n)
+{
+    if (!gat_n || gat_epoch != ga_epoch_read() || gat_work != ga_work_seq_read())
+        return false;
+    for (unsigned i = 0; i < gat_n; i++) {
+        unsigned k = (gat_next + i) % gat_n;
+        if (src >= gat[k].src && src + n <= gat[k].src + gat[k].n) {
+            memcpy(dst, gat[k].bytes + (src - gat[k].src), n);
+            gat[k].used = true, gat_next = k + 1;
+            atomic_fetch_add_explicit(&gather_hits, 1, memory_order_relaxed);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Serve [src, src+n) into dst from the last gather or a valid window. */
 static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
 {
+    if (serve_gathered_locked(dst, src, n))
+        return true;
+    if (valid_epoch != ga_epoch_read() || valid_work != ga_work_seq_read())
+        return false;
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &slots[i];
         if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len) {
@@ -190,15 +230,6 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
             return true;
         }
     }
-    if (!gat_n || gat_epoch != ga_epoch_read() || gat_work != ga_work_seq_read())
-        return false;
-    for (unsigned k = 0; k < gat_n; k++)
-        if (src >= gat[k].src && src + n <= gat[k].src + gat[k].n) {
-            memcpy(dst, gat[k].bytes + (src - gat[k].src), n);
-            gat[k].used = true;
-            atomic_fetch_add_explicit(&gather_hits, 1, memory_order_relaxed);
-            return true;
-        }
     return false;
 }
 
@@ -617,8 +648,8 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     pthread_mutex_lock(&lock);
     keep = keep && f.epoch == ga_epoch_read() && f.work == ga_work_seq_read() &&
            !ga_serving_off();
-    s->state = keep ? S_VALID : S_EMPTY;
     record_window_locked(&f);
+    settle_slot_locked(s, keep);
     if (keep && f.big) /* the windows it covers hold nothing more: free their slots */
         for (int i = 0; i < N_SLOTS; i++)
             if (&slots[i] != s && slots[i].state == S_VALID && slots[i].base >= f.base &&
@@ -697,7 +728,7 @@ static void keep_gathered_locked(const ga_gather_req_t *req, unsigned np,
         gat[k].src = req[k].src, gat[k].n = req[k].n, gat[k].used = false;
         memcpy(gat[k].bytes, out + (size_t)k * GA_GATHER_CELL, GA_GATHER_CELL);
     }
-    gat_n = np, gat_epoch = epoch, gat_work = work;
+    gat_n = np, gat_next = 1, gat_epoch = epoch, gat_work = work; /* read 0 is served */
 }
 
 static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
@@ -858,7 +889,7 @@ static void install_covered(const ga_rt_t *rt, const ga_stream_t *st, CUcontext 
             continue;
         bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
                     !ga_serving_off();
-        s->state = keep ? S_VALID : S_EMPTY;
+        settle_slot_locked(s, keep);
         s->fill_st = NULL;
     }
     pthread_mutex_unlock(&lock);
@@ -1055,7 +1086,8 @@ static void fork_child(void)
     atomic_store(&fill_bytes, 0);
     memset(&pattern, 0, sizeof pattern);
     memset(ranges, 0, sizeof ranges);
-    gat_n = 0, checked = false, poor = 0;
+    gat_n = 0, gat_next = 0, checked = false, poor = 0;
+    valid_epoch = valid_work = 0;
     atomic_store(&gathers_off, false);
     ga_gather_child();
 }

@@ -1,16 +1,23 @@
 /* gather.c - coalesce's gathers: the library's own kernel (kernels/gather.cu,
- * embedded as PTX) copies up to GA_GATHER_MAX small reads into a scratch
- * buffer of the context, and one synchronous copy brings them to the host.
- * The kernel runs where the program's synchronous read would have run (the
- * legacy default stream, or the calling thread's with a per-thread entry), so
- * it sees every write the read would have seen.
+ * embedded as PTX) copies up to GA_GATHER_MAX small reads straight into a
+ * page-locked host buffer of the context, mapped into the device, and one
+ * synchronization of the stream brings them home. The kernel runs where the
+ * program's synchronous read would have run (the legacy default stream, or the
+ * calling thread's with a per-thread entry), so it sees every write the read
+ * would have seen, and the synchronization waits for what the read would have
+ * waited for.
+ *
+ * Why mapped memory and not a device buffer and a copy: a copy to the
+ * program's pageable memory is a second round trip through the driver's
+ * staging buffer after the kernel's; the kernel's 16-byte stores into mapped
+ * memory land with the kernel (bench/probes/gatherprobe.c measures both).
  *
  * The PTX is loaded once per process as a context-independent library
  * (cuLibraryLoadData, CUDA 12.0 on); a driver without it, or one that refuses
  * the PTX, turns gathers off for good (one debug line).
  *
- * Owns: the library handle, the kernel, one scratch buffer per context, under
- * `glock`, which is held across the gather's driver calls (the scratch is
+ * Owns: the library handle, the kernel, one mapped buffer per context, under
+ * `glock`, which is held across the gather's driver calls (the buffer is
  * shared by the context's gathers; gathers are rare: one per query).
  * Must never: be called while a capture is open (the caller's own-calls
  * stretch guarantees it); take coalesce's lock. */
@@ -39,7 +46,8 @@ static CUkernel kernel;              /* guarded by glock */
 static bool unavailable;             /* guarded by glock: never again */
 static struct {
     CUcontext ctx;
-    CUdeviceptr scratch;
+    void *host;      /* page-locked, mapped: the kernel's output */
+    CUdeviceptr dev; /* its address in the device */
 } scratch[N_CTX];                    /* guarded by glock */
 
 static bool load_locked(const ga_rt_t *rt)
@@ -60,21 +68,31 @@ static bool load_locked(const ga_rt_t *rt)
     return kernel != NULL;
 }
 
-/* The context's scratch buffer, allocated at its first gather. */
-static CUdeviceptr scratch_locked(const ga_rt_t *rt, CUcontext ctx)
+/* The context's mapped buffer, allocated at its first gather; NULL if the
+ * driver gives none (then no gather is made in this context). */
+static void *scratch_locked(const ga_rt_t *rt, CUcontext ctx, CUdeviceptr *dev)
 {
     int free_at = -1;
     for (int i = 0; i < N_CTX; i++) {
         if (scratch[i].ctx == ctx)
-            return scratch[i].scratch;
+            return *dev = scratch[i].dev, scratch[i].host;
         if (!scratch[i].ctx && free_at < 0)
             free_at = i;
     }
-    __typeof__(&cuMemAlloc_v2) alloc = GA_REAL(rt, GA_ID_cuMemAlloc_v2, cuMemAlloc_v2);
-    CUdeviceptr p = 0;
-    if (free_at < 0 || !alloc || alloc(&p, GA_GATHER_MAX * GA_GATHER_CELL) != CUDA_SUCCESS)
-        return 0;
-    scratch[free_at].ctx = ctx, scratch[free_at].scratch = p;
+    __typeof__(&cuMemHostAlloc) alloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
+    __typeof__(&cuMemHostGetDevicePointer_v2) map =
+        GA_REAL(rt, GA_ID_cuMemHostGetDevicePointer_v2, cuMemHostGetDevicePointer_v2);
+    __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
+    void *p = NULL;
+    if (free_at < 0 || !alloc || !map ||
+        alloc(&p, GA_GATHER_MAX * GA_GATHER_CELL, CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS)
+        return NULL;
+    if (map(dev, p, 0) != CUDA_SUCCESS) {
+        if (hfree)
+            hfree(p);
+        return NULL;
+    }
+    scratch[free_at].ctx = ctx, scratch[free_at].host = p, scratch[free_at].dev = *dev;
     return p;
 }
 
@@ -82,23 +100,27 @@ CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_ga
                        unsigned count, unsigned char *out)
 {
     __typeof__(&cuLaunchKernel) launch = GA_REAL(rt, GA_ID_cuLaunchKernel, cuLaunchKernel);
-    __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
-    if (!count || count > GA_GATHER_MAX || !launch || !copy)
+    __typeof__(&cuStreamSynchronize) wait =
+        GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize);
+    if (!count || count > GA_GATHER_MAX || !launch || !wait)
         return CUDA_ERROR_NOT_SUPPORTED;
     gather_args_t a;
     a.count = count, a.pad = 0;
     for (unsigned k = 0; k < count; k++)
         a.src[k] = req[k].src, a.n[k] = req[k].n < GA_GATHER_CELL ? req[k].n : GA_GATHER_CELL;
     pthread_mutex_lock(&glock);
-    CUdeviceptr buf = load_locked(rt) ? scratch_locked(rt, ctx) : 0;
+    CUdeviceptr dev = 0;
+    void *host = load_locked(rt) ? scratch_locked(rt, ctx, &dev) : NULL;
     CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-    if (buf) {
-        a.dst = buf;
+    if (host) {
+        a.dst = dev;
         void *params[] = {&a};
         CUstream s = ga_entries[id].per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
         r = launch((CUfunction)kernel, 1, 1, 1, GA_GATHER_MAX, 1, 1, 0, s, params, NULL);
         if (r == CUDA_SUCCESS)
-            r = copy(out, buf, (size_t)count * GA_GATHER_CELL);
+            r = wait(s);
+        if (r == CUDA_SUCCESS)
+            memcpy(out, host, (size_t)count * GA_GATHER_CELL);
     }
     pthread_mutex_unlock(&glock);
     return r;
@@ -106,12 +128,12 @@ CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_ga
 
 void ga_gather_ctx_gone(CUcontext ctx)
 {
-    /* Its scratch buffer goes with it: destroying or resetting a context frees
-     * every allocation in it, so there is nothing to free here. */
+    /* Its buffer goes with it: destroying or resetting a context frees every
+     * allocation in it, page-locked ones too, so there is nothing to free here. */
     pthread_mutex_lock(&glock);
     for (int i = 0; i < N_CTX; i++)
         if (scratch[i].ctx == ctx)
-            scratch[i].ctx = NULL, scratch[i].scratch = 0;
+            scratch[i].ctx = NULL, scratch[i].host = NULL, scratch[i].dev = 0;
     pthread_mutex_unlock(&glock);
 }
 

@@ -1,6 +1,6 @@
 /* gather.h - coalesce's gathers: one launch of the library's own kernel
- * (kernels/gather.cu) fetches a query's predicted reads into one buffer, so a
- * query costs one round trip instead of one per read. */
+ * (kernels/gather.cu) fetches a query's predicted reads into one mapped host
+ * buffer, so a query costs one round trip instead of one per read. */
 #ifndef GA_COALESCE_GATHER_H
 #define GA_COALESCE_GATHER_H
 
@@ -15,14 +15,14 @@ typedef struct ga_gather_req {
 
 /* Fetch count reads in the current context ctx, ordered as the program's
  * synchronous read through entry `id` would be (on the legacy or the calling
- * thread's default stream, then a synchronous copy), into out: read k at
+ * thread's default stream, then that stream's synchronization), into out: read k at
  * out + k * GA_GATHER_CELL. Returns the driver's result, or
  * CUDA_ERROR_NOT_SUPPORTED when the kernel cannot be had (no library API, the
  * PTX refused): then nothing was issued. Call inside ga_own_calls_enter. */
 CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_gather_req_t *req,
                        unsigned count, unsigned char *out);
 
-/* The context is going: forget its scratch buffer (the context frees it). */
+/* The context is going: forget its mapped buffer (the context frees it). */
 void ga_gather_ctx_gone(CUcontext ctx);
 
 /* Fork: the child's reset (coalesce's fork hook calls it). */
