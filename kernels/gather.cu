@@ -1,6 +1,8 @@
 /* gather.cu - the library's own gather kernel (coalesce's gathers): one launch
- * copies up to 128 small device reads, each at most 16 bytes, to consecutive
- * 16-byte cells of one buffer, so a query's reads cost one round trip.
+ * copies small device reads, each at most 16 bytes, to consecutive 16-byte
+ * cells of one buffer, so a query's reads cost one round trip. Up to 128
+ * reads travel in the launch's parameters; more (a prover's query reads
+ * about 1,600 words) in a list the device reads, one thread a read.
  * The buffer is page-locked host memory mapped into the device: each cell is
  * one 16-byte store (bytes past the read's length are zero), so a read costs
  * one bus write, not one per byte.
@@ -10,8 +12,15 @@
  * (the .version lowered so that drivers from CUDA 11.8 on take it; the code
  * uses nothing newer) and embedded in the library (gather_ptx.c, built from
  * it), so a build without nvcc has it too. */
+struct ga_gather_read {
+    unsigned long long src;
+    unsigned n, pad;
+};
+
 struct ga_gather_args {
-    unsigned long long dst; /* 16-byte aligned: count cells of 16 bytes */
+    unsigned long long dst;  /* 16-byte aligned: count cells of 16 bytes */
+    unsigned long long list; /* 0: the reads are src[] and n[] below; else count
+                              * ga_gather_read entries the device can read */
     unsigned count, pad;
     unsigned long long src[128];
     unsigned n[128];
@@ -19,11 +28,13 @@ struct ga_gather_args {
 
 extern "C" __global__ void ga_gather(const ga_gather_args a)
 {
-    unsigned k = threadIdx.x;
+    unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.count)
         return;
-    const unsigned char *s = (const unsigned char *)a.src[k];
-    unsigned n = a.n[k] < 16 ? a.n[k] : 16;
+    const ga_gather_read *list = (const ga_gather_read *)a.list;
+    const unsigned char *s = (const unsigned char *)(list ? list[k].src : a.src[k]);
+    unsigned n = list ? list[k].n : a.n[k];
+    n = n < 16 ? n : 16;
     unsigned w[4] = {0, 0, 0, 0};
 #pragma unroll
     for (unsigned b = 0; b < 16; b++) /* unrolled: w stays in registers */

@@ -4,7 +4,9 @@
 # following from one index) are learned, then each query's reads come from one
 # gather; every value read is what the device holds, also when a column is
 # rewritten (memset, device-to-device copy) between queries and when a read
-# buffer is freed and replaced; gathers off (the default), none is made.
+# buffer is freed and replaced; a prover's long queries (hundreds of reads,
+# fold positions that are masks) are gathered whole; gathers off (the
+# default), none is made.
 load helpers
 
 setup() {
@@ -36,6 +38,22 @@ query() {
     g=$(echo "$output" | sed -n 's/.*bad=0 gathers=\([0-9]*\).*/\1/p')
     [ "$g" -ge 60 ]
     [[ "$output" == *"gathers=$g gathered="* ]]
+}
+
+@test "gather: a prover's 522-read queries (digests, masked fold positions) are gathered" {
+    run native "$PROGS/query_prog" "$PTX" prover 3
+    echo "$output"
+    [[ "$output" == *"bad=0 gathers=0"* ]]
+    run query -- prover 3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bad=0"* ]]
+    # 3 rounds of 24 queries: learned after six, then one gather a query.
+    g=$(echo "$output" | sed -n 's/.*bad=0 gathers=\([0-9]*\).*/\1/p')
+    [ "$g" -ge 50 ]
+    [[ "$output" == *"gathered="* ]]
+    n=$(echo "$output" | sed -n 's/.* gathered=\([0-9]*\).*/\1/p')
+    [ "$n" -ge $((g * 500)) ] # nearly the whole query in each
 }
 
 @test "gather: writes between queries are seen at once" {

@@ -79,11 +79,16 @@ static int kernel_fill = K_FILL, kernel_add = K_ADD;
 /* Library kernels for the swap tests: ga_add does what add does; ga_wrong_abi
  * takes other parameters. */
 static int kernel_ga_add = K_ADD, kernel_wrong = 0, library_object;
-/* The library's own gather kernel (kernels/gather.cu): copies up to 128 reads
- * of at most 16 bytes into 16-byte cells, as the real one does. */
+/* The library's own gather kernel (kernels/gather.cu): copies reads of at
+ * most 16 bytes into 16-byte cells, zero past each read, one thread a read,
+ * as the real one does; up to 128 in its parameters, more in a list. */
 static int kernel_ga_gather;
+typedef struct fake_gather_read {
+    unsigned long long src;
+    unsigned n, pad;
+} fake_gather_read_t;
 typedef struct fake_gather_args {
-    unsigned long long dst;
+    unsigned long long dst, list;
     unsigned count, pad;
     unsigned long long src[128];
     unsigned n[128];
@@ -858,11 +863,16 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     }
     if (f == (CUfunction)&kernel_ga_gather && params) {
         const fake_gather_args_t *a = params[0];
-        if (a->count > 128 || bx * by * bz < a->count)
+        const fake_gather_read_t *list = a->list ? xlate((void *)(uintptr_t)a->list) : NULL;
+        if ((!list && a->count > 128) || (uint64_t)gx * gy * gz * bx * by * bz < a->count)
             return CUDA_ERROR_INVALID_VALUE;
-        for (unsigned k = 0; k < a->count; k++)
-            memcpy(xlate((void *)(uintptr_t)(a->dst + 16 * k)), xlate((void *)(uintptr_t)a->src[k]),
-                   a->n[k] < 16 ? a->n[k] : 16);
+        for (unsigned k = 0; k < a->count; k++) {
+            unsigned char *cell = xlate((void *)(uintptr_t)(a->dst + 16 * k));
+            unsigned long long src = list ? list[k].src : a->src[k];
+            unsigned n = list ? list[k].n : a->n[k];
+            memset(cell, 0, 16);
+            memcpy(cell, xlate((void *)(uintptr_t)src), n < 16 ? n : 16);
+        }
         __atomic_fetch_add(&gather_launches, 1, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     }

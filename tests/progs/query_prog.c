@@ -10,6 +10,11 @@
  *             columns between queries (what a read must see at once)
  *   free      as plain, and after the first rounds a fold layer is freed
  *             and allocated again (another size, maybe elsewhere)
+ *   prover    as plain, but each query reads as the bundled prover's query
+ *             stage does (tests/apps/prover/prover.cu): the columns in one
+ *             buffer, every word of each Merkle sibling digest in one tree
+ *             buffer, then per FRI layer the pair j, j + half with
+ *             j = pos & (half - 1) and that layer's path: 522 reads a query
  * Prints bad=N (reads that differ from the host's copy) and gathers=K (the
  * library's gather launches the fake driver saw). */
 #define _GNU_SOURCE
@@ -54,6 +59,49 @@ static void read_check(const buf_t *b, size_t i)
     bad += v != b->host[i];
 }
 
+/* The prover's Merkle path: each level's sibling digest, 8 words, in a tree
+ * buffer holding every level (leaves first). */
+static void read_path(const buf_t *tree, unsigned log_leaves, size_t idx)
+{
+    size_t off = 0, count = (size_t)1 << log_leaves;
+    for (unsigned l = 0; l < log_leaves; l++) {
+        for (unsigned e = 0; e < 8; e++)
+            read_check(tree, (off + (idx ^ 1)) * 8 + e);
+        off += count, count >>= 1, idx >>= 1;
+    }
+}
+
+/* The bundled prover's query stage over buffers of this program's size. */
+enum { PV_LAYERS = 6 };
+static void prover_rounds(int rounds)
+{
+    buf_t lde, main_tree, codes[PV_LAYERS], trees[PV_LAYERS];
+    make(&lde, (size_t)COLS * N);
+    make(&main_tree, (size_t)(2 * N - 1) * 8);
+    for (unsigned i = 0; i < PV_LAYERS; i++) {
+        make(&codes[i], N >> i);
+        make(&trees[i], (size_t)(2 * (N >> (i + 1)) - 1) * 8);
+    }
+    for (int r = 0; r < rounds; r++) {
+        refresh(&lde), refresh(&main_tree);
+        for (unsigned i = 0; i < PV_LAYERS; i++)
+            refresh(&codes[i]), refresh(&trees[i]);
+        for (int q = 0; q < QUERIES; q++) {
+            size_t pos = next() & (N - 1), idx = pos;
+            for (size_t c = 0; c < COLS; c++)
+                read_check(&lde, c * N + pos);
+            read_path(&main_tree, LOG_N, pos);
+            for (unsigned i = 0; i < PV_LAYERS; i++) {
+                size_t half = (N >> i) / 2, j = idx & (half - 1);
+                read_check(&codes[i], j);
+                read_check(&codes[i], j + half);
+                read_path(&trees[i], LOG_N - i - 1, j);
+                idx = j;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     CUdevice dev;
@@ -61,6 +109,12 @@ int main(int argc, char **argv)
     linked_setup(argc, argv, &dev, &ctx);
     const char *mode = argc > 2 ? argv[2] : "plain";
     int rounds = argc > 3 ? atoi(argv[3]) : 4;
+    if (!strcmp(mode, "prover")) {
+        prover_rounds(rounds);
+        unsigned (*gathers)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_gathers");
+        printf("bad=%u gathers=%u\n", bad, gathers ? gathers() : 0);
+        return 0;
+    }
     buf_t cols[COLS], tree[LOG_N], fri[FOLDS];
     for (int c = 0; c < COLS; c++)
         make(&cols[c], N);

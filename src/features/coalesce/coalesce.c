@@ -147,6 +147,15 @@ static struct {
 static unsigned ranges_next;          /* guarded by lock: round-robin replacement */
 static unsigned ranges_last;          /* guarded by lock: the last found, looked at first */
 static _Atomic bool gathers_off;      /* the kernel cannot be had */
+/* One gather's work: up to GA_GATHER_MAX predictions, requests and cells
+ * (about 128 KiB: too much for a thread's stack), held from the prediction to
+ * the keeping of what was fetched. Lock order: area_lock, then lock. */
+static pthread_mutex_t area_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    ga_pat_read_t pred[GA_GATHER_MAX];
+    ga_gather_req_t req[GA_GATHER_MAX];
+    unsigned char out[GA_GATHER_MAX * GA_GATHER_CELL];
+} area;                               /* guarded by area_lock */
 static _Atomic uint64_t gathers, gathered_reads, gather_hits;
 enum { POOR_LIMIT = 8 };
 
@@ -689,14 +698,18 @@ static bool predictions_live(const ga_rt_t *rt, const ga_pat_read_t *pred, unsig
     if (done)
         return true;
     int dev = ga_current_device(rt);
+    CUdeviceptr asked[N_RANGES]; /* allocations asked about already (a query reads tens) */
+    unsigned n_asked = 0;
     for (unsigned k = 0; k < np; k++) {
-        bool seen = false;
-        for (unsigned j = 0; j < k && !seen; j++)
-            seen = pred[j].base == pred[k].base;
+        bool seen = k && pred[k - 1].base == pred[k].base;
+        for (unsigned j = 0; j < n_asked && !seen; j++)
+            seen = asked[j] == pred[k].base;
         range_t rg;
         if (!seen && (!cacheable(rt, pred[k].base, &rg) || rg.base != pred[k].base ||
                       rg.size != pred[k].alloc_size || rg.device != dev || dev < 0))
             return false;
+        if (!seen && n_asked < N_RANGES)
+            asked[n_asked++] = pred[k].base;
     }
     pthread_mutex_lock(&lock);
     checked = true, checked_epoch = epoch;
@@ -745,10 +758,10 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
         pthread_mutex_unlock(&lock);
         return false;
     }
-    ga_gather_req_t req[GA_GATHER_MAX];
+    ga_gather_req_t *req = area.req;
+    unsigned char *out = area.out;
     for (unsigned k = 0; k < np; k++)
         req[k].src = pred[k].base + pred[k].off, req[k].n = pred[k].n;
-    unsigned char out[GA_GATHER_MAX * GA_GATHER_CELL];
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
     CUresult res = ga_gather_run(rt, id, ctx, req, np, out);
     if (res == CUDA_ERROR_NOT_SUPPORTED)
@@ -790,19 +803,23 @@ static bool gather_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdevicep
     if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL ||
         atomic_load_explicit(&gathers_off, memory_order_relaxed))
         return false;
-    ga_pat_read_t pred[GA_GATHER_MAX];
+    /* One gather at a time; a read in another thread meanwhile goes its own way. */
+    if (pthread_mutex_trylock(&area_lock))
+        return false;
     unsigned np = 0;
     pthread_mutex_lock(&lock);
     const ga_pat_read_t *a = &pattern.slot[0];
     if (pattern.period && src >= a->base && src + n <= a->base + a->alloc_size) {
         ga_pat_read_t probe = {a->base, a->alloc_size, src - a->base, (uint32_t)n};
-        np = ga_pat_predict(&pattern, &probe, pred, GA_GATHER_MAX);
+        np = ga_pat_predict(&pattern, &probe, area.pred, GA_GATHER_MAX);
     }
     pthread_mutex_unlock(&lock);
-    if (np < 2 || !ga_own_calls_enter())
-        return false;
-    bool done = gather_entered(rt, id, dst, src, n, pred, np, r);
-    ga_own_calls_leave();
+    bool done = false;
+    if (np >= 2 && ga_own_calls_enter()) {
+        done = gather_entered(rt, id, dst, src, n, area.pred, np, r);
+        ga_own_calls_leave();
+    }
+    pthread_mutex_unlock(&area_lock);
     return done;
 }
 
@@ -1089,6 +1106,7 @@ static void fork_child(void)
     gat_n = 0, gat_next = 0, checked = false, poor = 0;
     valid_epoch = valid_work = 0;
     atomic_store(&gathers_off, false);
+    pthread_mutex_init(&area_lock, NULL); /* a gather in another thread at fork held it */
     ga_gather_child();
 }
 

@@ -30,13 +30,24 @@
 
 extern const char ga_gather_ptx[]; /* gather_ptx.c, made from kernels/gather.ptx */
 
-/* The kernel's parameter, as kernels/gather.cu declares it. */
+/* The kernel's parameter and list entry, as kernels/gather.cu declares them. */
+typedef struct gather_read {
+    unsigned long long src;
+    unsigned n, pad;
+} gather_read_t;
+
 typedef struct gather_args {
-    unsigned long long dst;
+    unsigned long long dst, list;
     unsigned count, pad;
-    unsigned long long src[GA_GATHER_MAX];
-    unsigned n[GA_GATHER_MAX];
+    unsigned long long src[GA_GATHER_INLINE];
+    unsigned n[GA_GATHER_INLINE];
 } gather_args_t;
+
+/* A context's mapped buffer: the cells the kernel writes, then the list of
+ * reads it follows when they do not fit in its parameters. */
+enum { CELLS_BYTES = GA_GATHER_MAX * GA_GATHER_CELL,
+       BUFFER_BYTES = CELLS_BYTES + GA_GATHER_MAX * sizeof(gather_read_t),
+       THREADS = 128 };
 
 enum { N_CTX = 16 };
 
@@ -46,7 +57,7 @@ static CUkernel kernel;              /* guarded by glock */
 static bool unavailable;             /* guarded by glock: never again */
 static struct {
     CUcontext ctx;
-    void *host;      /* page-locked, mapped: the kernel's output */
+    unsigned char *host; /* page-locked, mapped: BUFFER_BYTES */
     CUdeviceptr dev; /* its address in the device */
 } scratch[N_CTX];                    /* guarded by glock */
 
@@ -70,7 +81,7 @@ static bool load_locked(const ga_rt_t *rt)
 
 /* The context's mapped buffer, allocated at its first gather; NULL if the
  * driver gives none (then no gather is made in this context). */
-static void *scratch_locked(const ga_rt_t *rt, CUcontext ctx, CUdeviceptr *dev)
+static unsigned char *scratch_locked(const ga_rt_t *rt, CUcontext ctx, CUdeviceptr *dev)
 {
     int free_at = -1;
     for (int i = 0; i < N_CTX; i++) {
@@ -85,7 +96,7 @@ static void *scratch_locked(const ga_rt_t *rt, CUcontext ctx, CUdeviceptr *dev)
     __typeof__(&cuMemFreeHost) hfree = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost);
     void *p = NULL;
     if (free_at < 0 || !alloc || !map ||
-        alloc(&p, GA_GATHER_MAX * GA_GATHER_CELL, CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS)
+        alloc(&p, BUFFER_BYTES, CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS)
         return NULL;
     if (map(dev, p, 0) != CUDA_SUCCESS) {
         if (hfree)
@@ -105,18 +116,26 @@ CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_ga
     if (!count || count > GA_GATHER_MAX || !launch || !wait)
         return CUDA_ERROR_NOT_SUPPORTED;
     gather_args_t a;
-    a.count = count, a.pad = 0;
-    for (unsigned k = 0; k < count; k++)
+    a.count = count, a.pad = 0, a.list = 0;
+    for (unsigned k = 0; k < count && count <= GA_GATHER_INLINE; k++)
         a.src[k] = req[k].src, a.n[k] = req[k].n < GA_GATHER_CELL ? req[k].n : GA_GATHER_CELL;
     pthread_mutex_lock(&glock);
     CUdeviceptr dev = 0;
-    void *host = load_locked(rt) ? scratch_locked(rt, ctx, &dev) : NULL;
+    unsigned char *host = load_locked(rt) ? scratch_locked(rt, ctx, &dev) : NULL;
     CUresult r = CUDA_ERROR_NOT_SUPPORTED;
     if (host) {
         a.dst = dev;
+        if (count > GA_GATHER_INLINE) { /* the list, in the buffer after the cells */
+            gather_read_t *list = (gather_read_t *)(host + CELLS_BYTES);
+            for (unsigned k = 0; k < count; k++)
+                list[k] = (gather_read_t){req[k].src,
+                                          req[k].n < GA_GATHER_CELL ? req[k].n : GA_GATHER_CELL, 0};
+            a.list = dev + CELLS_BYTES;
+        }
         void *params[] = {&a};
         CUstream s = ga_entries[id].per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
-        r = launch((CUfunction)kernel, 1, 1, 1, GA_GATHER_MAX, 1, 1, 0, s, params, NULL);
+        unsigned blocks = (count + THREADS - 1) / THREADS;
+        r = launch((CUfunction)kernel, blocks, 1, 1, THREADS, 1, 1, 0, s, params, NULL);
         if (r == CUDA_SUCCESS)
             r = wait(s);
         if (r == CUDA_SUCCESS)

@@ -6,7 +6,10 @@
 
 #include "core/runtime.h"
 
-enum { GA_GATHER_MAX = 128, GA_GATHER_CELL = 16 };
+/* The most reads one gather fetches (a learned period's, pattern.h), the
+ * most that travel in the launch's parameters (more go in a list in the
+ * mapped buffer), and the bytes a read may have. */
+enum { GA_GATHER_MAX = 2048, GA_GATHER_INLINE = 128, GA_GATHER_CELL = 16 };
 
 typedef struct ga_gather_req {
     CUdeviceptr src;

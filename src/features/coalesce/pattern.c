@@ -6,17 +6,33 @@
 
 #include <string.h>
 
-enum { MAX_SHIFT = 48, MAX_UP = 8, TRY_EVERY = 8, MAX_BACKOFF = 1024 };
+enum {
+    MAX_SHIFT = 48, MAX_UP = 8, MAX_MASK = 48,
+    TRY_EVERY = 8, LOOK_MAX = 1024,
+    REPAY = 16,              /* reads that pay for one fit spent learning */
+    EX = GA_PAT_PERIODS - 1, /* examples a transform is fitted on */
+    RUN_PARENTS = 4,         /* earlier run starts tried as a read's parent */
+    ANCHORS = 64,            /* run starts tried as the anchor */
+    SCORED = 64,             /* run starts an anchor is scored on */
+    REFIT_EVERY = 16,        /* periods between new fits of an unknown transform */
+};
+static const uint64_t NONE = UINT64_MAX;
 
-/* The read `back` misses ago (0: the newest). */
+/* The read `back` reads ago (0: the newest). */
 static const ga_pat_read_t *ago(const ga_pattern_t *p, unsigned back)
 {
-    return &p->hist[(p->hpos + GA_PAT_HIST - 1 - back) % GA_PAT_HIST];
+    return &p->hist[(p->hpos + GA_PAT_HIST - 1 - back) & (GA_PAT_HIST - 1)];
 }
 
 static bool same_site(const ga_pat_read_t *a, const ga_pat_read_t *b)
 {
     return a->base == b->base && a->n == b->n;
+}
+
+/* The element index of a read; NONE if it is not aligned to its length. */
+static uint64_t index_of(const ga_pat_read_t *r)
+{
+    return r->n && r->off % r->n == 0 ? r->off / r->n : NONE;
 }
 
 /* The smallest period P (2..GA_PAT_MAX) with which the last GA_PAT_PERIODS
@@ -44,158 +60,273 @@ static uint64_t apply(const ga_pat_xform_t *f, uint64_t i)
 {
     if (f->constant)
         return f->k;
-    return ((((i >> f->s) & ~(uint64_t)f->c) ^ f->x) << f->u) + f->k;
+    uint64_t v = f->m ? i & ((1ull << f->m) - 1) : i;
+    return ((((v >> f->s) & ~(uint64_t)f->c) ^ f->x) << f->u) + f->k;
 }
 
-/* A transform taking every i[e] to j[e] (e < n): shifts first, each with the
- * offset the first example gives (columns or layers kept in one buffer sit at
- * a fixed distance), then a constant. */
-static bool fit(const uint64_t *i, const uint64_t *j, unsigned n, ga_pat_xform_t *out)
+/* Does f, with the offset the first example gives (modulo 2^64, like apply's
+ * sum), take every i[e] to j[e]? */
+static bool fits(ga_pat_xform_t *f, const uint64_t *i, const uint64_t *j)
+{
+    f->k = 0;
+    f->k = j[0] - apply(f, i[0]);
+    for (unsigned e = 1; e < EX; e++)
+        if (apply(f, i[e]) != j[e])
+            return false;
+    return true;
+}
+
+/* A transform taking every i[e] to j[e]: the identity plus an offset first
+ * (the cheapest, and a digest's next word or the next column of one buffer),
+ * then shifts, then (if masks) a low mask alone, then a constant. */
+static bool fit(const uint64_t *i, const uint64_t *j, bool masks, ga_pat_xform_t *out)
 {
     for (unsigned s = 0; s < MAX_SHIFT; s++)
         for (unsigned c = 0; c < 2; c++)
             for (unsigned x = 0; x < 2; x++)
                 for (unsigned u = 0; u <= MAX_UP; u++) {
-                    ga_pat_xform_t f = {true, false, (uint8_t)s, (uint8_t)c, (uint8_t)x,
-                                        (uint8_t)u, 0};
-                    f.k = j[0] - apply(&f, i[0]); /* modulo 2^64, like apply's sum */
-                    unsigned e = 1;
-                    while (e < n && apply(&f, i[e]) == j[e])
-                        e++;
-                    if (e == n)
+                    ga_pat_xform_t f = {.known = true, .s = (uint8_t)s, .c = (uint8_t)c,
+                                        .x = (uint8_t)x, .u = (uint8_t)u};
+                    if (fits(&f, i, j))
                         return *out = f, true;
                 }
-    for (unsigned e = 1; e < n; e++)
+    for (unsigned m = 1; masks && m < MAX_MASK; m++) {
+        ga_pat_xform_t f = {.known = true, .m = (uint8_t)m};
+        if (fits(&f, i, j))
+            return *out = f, true;
+    }
+    for (unsigned e = 1; e < EX; e++)
         if (j[e] != j[0])
             return false;
     *out = (ga_pat_xform_t){.known = true, .constant = true, .k = j[0]};
     return true;
 }
 
-/* The element index of a read, or false if it is not aligned to its length. */
-static bool index_of(const ga_pat_read_t *r, uint64_t *i)
+/* Where the examples are: read j of the period (0: the anchor) in example e
+ * (0..EX-1) lies `base - j + e * per` reads ago. Learning looks at the oldest
+ * periods watched, a check at the newest ones. */
+typedef struct view {
+    const ga_pattern_t *p;
+    unsigned per, base;
+    const ga_pat_read_t *site; /* the period's sites by position (NULL: the history's) */
+} view_t;
+
+static const ga_pat_read_t *at(const view_t *v, unsigned j, unsigned e)
 {
-    if (!r->n || r->off % r->n)
-        return false;
-    *i = r->off / r->n;
+    return ago(v->p, v->base - j + e * v->per);
+}
+
+static const ga_pat_read_t *site_of(const view_t *v, unsigned j)
+{
+    return v->site ? &v->site[j] : at(v, j, 0);
+}
+
+/* The examples' indices of read j, each at its site; false if one is not. */
+static bool examples(const view_t *v, unsigned j, uint64_t *idx)
+{
+    for (unsigned e = 0; e < EX; e++) {
+        const ga_pat_read_t *r = at(v, j, e);
+        if ((v->site && !same_site(r, &v->site[j])) || (idx[e] = index_of(r)) == NONE)
+            return false;
+    }
     return true;
 }
 
-/* How many reads of the period follow from the one at position `a`
- * (chronological, 0..per-1, in the oldest period watched); the transforms in
- * xf[1..per-1], relative to a, each proven on every period but the last. */
-static unsigned explain(const ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t *xf)
+static bool run_start(const view_t *v, unsigned j)
 {
-    enum { EX = GA_PAT_PERIODS - 1 };
-    unsigned n = 0, oldest = GA_PAT_PERIODS * per - 1;
-    for (unsigned j = 1; j < per; j++) {
-        uint64_t from[EX], to[EX];
-        bool ok = true;
-        for (unsigned e = 0; ok && e < EX; e++)
-            ok = index_of(ago(p, oldest - a - e * per), &from[e]) &&
-                 index_of(ago(p, oldest - a - j - e * per), &to[e]);
-        xf[j].known = ok && fit(from, to, EX, &xf[j]);
-        n += xf[j].known;
-    }
+    return j == 0 || !same_site(site_of(v, j), site_of(v, j - 1));
+}
+
+/* Fit read j from parent q (an earlier read of the period, or the anchor). */
+static bool try_parent(const view_t *v, unsigned j, unsigned q, bool offset_only,
+                       ga_pat_xform_t *out)
+{
+    uint64_t from[EX], to[EX];
+    if (!examples(v, q, from) || !examples(v, j, to))
+        return false;
+    ga_pat_xform_t f = {.known = true};
+    ((ga_pattern_t *)v->p)->fits++; /* the pattern learning or checking: its own */
+    bool ok = offset_only ? fits(&f, from, to) : fit(from, to, q == 0, &f);
+    if (ok)
+        f.parent = (uint16_t)q, *out = f;
+    return ok;
+}
+
+/* Explain read j (> 0) of the period from a parent whose own transform is
+ * known (xf[q]): the read before it at the same site by an offset (a
+ * digest's words, columns of one buffer), else the anchor, else one of the
+ * nearest earlier run starts (a Merkle path from its fold position). With
+ * starts_only, parents are the anchor and run starts alone (scoring). */
+static bool explain(const view_t *v, unsigned j, ga_pat_xform_t *xf, bool starts_only)
+{
+    if (!starts_only && !run_start(v, j) && (j == 1 || xf[j - 1].known) &&
+        try_parent(v, j, j - 1, true, &xf[j]))
+        return true;
+    if (try_parent(v, j, 0, false, &xf[j]))
+        return true;
+    unsigned tried = 0;
+    for (unsigned q = j - 1; q > 0 && tried < RUN_PARENTS; q--)
+        if (run_start(v, q) && xf[q].known) {
+            tried++;
+            if (try_parent(v, j, q, false, &xf[j]))
+                return true;
+        }
+    xf[j].known = false;
+    return false;
+}
+
+/* How many of the first SCORED run starts of the period follow from the
+ * read at chronological position a of the oldest period watched. The query's
+ * first read explains its whole query; a read inside it, not the reads of
+ * the next query that precede it in the period. */
+static unsigned score(const ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t *trial)
+{
+    view_t v = {p, per, GA_PAT_PERIODS * per - 1 - a - (EX - 1) * per, NULL};
+    unsigned n = 0, seen = 0;
+    trial[0].known = true;
+    for (unsigned j = 1; j < per && seen < SCORED; j++)
+        if (run_start(&v, j)) {
+            seen++;
+            n += explain(&v, j, trial, true);
+        } else {
+            trial[j].known = false;
+        }
     return n;
 }
 
-/* Learn from the periods watched: the anchor that explains most reads. */
+/* Learn from the periods watched: the anchor (tried at the first ANCHORS run
+ * starts) that explains most run starts, then every read from it. */
 static void learn(ga_pattern_t *p, unsigned per)
 {
-    ga_pat_xform_t *trial = p->trial; /* large: off the stack */
-    unsigned best = 0, best_a = 0;
-    for (unsigned a = 0; a < per && best < per - 1; a++) {
-        unsigned n = explain(p, per, a, trial);
-        if (n > best) {
+    unsigned oldest = GA_PAT_PERIODS * per - 1, best = 0, best_a = per, tried = 0;
+    for (unsigned a = 0; a < per && tried < ANCHORS; a++) {
+        /* a run start: its site differs from the read before it (periodic) */
+        if (same_site(ago(p, oldest - a), ago(p, oldest - (a + per - 1) % per)))
+            continue;
+        tried++;
+        unsigned n = score(p, per, a, p->trial);
+        if (n > best || best_a == per)
             best = n, best_a = a;
-            memcpy(p->xf, trial, sizeof trial[0] * per);
-        }
     }
-    if (best < 1 || 2 * best < per - 1)
-        return; /* too little of the query follows from any one read */
-    unsigned newest_anchor = per - 1 - best_a; /* the anchor in the newest period, ago */
-    for (unsigned j = 0; j < per; j++) {
-        p->slot[j] = *ago(p, newest_anchor - j + (j > newest_anchor ? per : 0));
-        p->slot[j].off = 0;
-    }
+    if (best_a == per)
+        return;
+    view_t v = {p, per, oldest - best_a - (EX - 1) * per, NULL};
+    unsigned learned = 0;
     p->xf[0] = (ga_pat_xform_t){.known = true};
-    p->period = per, p->learned = best, p->phase = GA_PAT_MAX;
+    for (unsigned j = 1; j < per; j++)
+        learned += explain(&v, j, p->xf, false);
+    if (learned < 1 || 2 * learned < per - 1)
+        return; /* too little of the query follows from any one read */
+    for (unsigned j = 0; j < per; j++) {
+        p->slot[j] = *at(&v, j, EX - 1);
+        p->slot[j].off = 0;
+        p->cur[j] = NONE;
+    }
+    p->period = per, p->learned = learned, p->phase = GA_PAT_MAX;
 }
 
-/* A learned pattern's read at `phase` (the newest read): check its transform
- * against it, and fit it anew on the latest periods when it is contradicted. */
-static void verify(ga_pattern_t *p, const ga_pat_read_t *r)
+/* A learned pattern's read j (the newest read): check its transform, and fit
+ * it anew on the latest periods when contradicted (or, if unknown, now and
+ * then). */
+static void verify(ga_pattern_t *p, unsigned j, uint64_t idx)
 {
-    enum { EX = GA_PAT_PERIODS - 1 };
-    uint64_t idx;
-    unsigned j = p->phase;
-    if (j == 0 || j >= p->period || !same_site(r, &p->slot[j]) || !index_of(r, &idx))
-        return;
     ga_pat_xform_t *f = &p->xf[j];
-    if (f->known && apply(f, p->anchor_index) == idx)
+    uint64_t from = f->known ? p->cur[f->parent] : NONE;
+    if (f->known && from != NONE && apply(f, from) == idx)
         return;
-    uint64_t from[EX], to[EX];
-    bool ok = j + EX * p->period <= p->hlen;
-    for (unsigned e = 0; ok && e < EX; e++) {
-        const ga_pat_read_t *a = ago(p, j + e * p->period), *t = ago(p, e * p->period);
-        ok = same_site(a, &p->slot[0]) && same_site(t, r) && index_of(a, &from[e]) &&
-             index_of(t, &to[e]);
-    }
+    if (f->known && from == NONE)
+        return; /* its parent was not read in step this period */
+    if (!f->known && (p->debt || p->since_try % REFIT_EVERY))
+        return; /* an unknown one is tried again now and then, paid for like learning */
+    view_t v = {p, p->period, j, p->slot};
     bool was = f->known;
-    f->known = ok && fit(from, to, EX, f);
+    unsigned spent = p->fits;
+    if (EX * p->period + j > p->hlen)
+        f->known = false;
+    else
+        explain(&v, j, p->xf, false);
+    if (!was)
+        p->debt += (uint64_t)(p->fits - spent) * REPAY;
     p->learned += (unsigned)f->known - (unsigned)was;
+}
+
+/* Step the phase with a read at a learned pattern: the anchor's site starts a
+ * period when the period is done or the read is not the one expected next. */
+static void step(ga_pattern_t *p, const ga_pat_read_t *r)
+{
+    unsigned next = p->phase < GA_PAT_MAX ? p->phase + 1 : GA_PAT_MAX;
+    uint64_t idx = index_of(r);
+    if (same_site(r, &p->slot[0]) && (next >= p->period || !same_site(r, &p->slot[next]))) {
+        p->phase = 0, p->cur[0] = idx;
+        p->since_try++; /* periods, here: paces the refits of unknown transforms */
+        return;
+    }
+    if (next >= p->period || !same_site(r, &p->slot[next])) {
+        p->phase = GA_PAT_MAX; /* out of step until the anchor's site comes again */
+        return;
+    }
+    p->phase = next, p->cur[next] = idx;
+    if (idx != NONE)
+        verify(p, next, idx);
 }
 
 void ga_pat_note(ga_pattern_t *p, const ga_pat_read_t *r)
 {
     p->same_run = p->hlen && same_site(r, ago(p, 0)) ? p->same_run + 1 : 1;
     p->hist[p->hpos] = *r;
-    p->hpos = (p->hpos + 1) % GA_PAT_HIST;
+    p->hpos = (p->hpos + 1) & (GA_PAT_HIST - 1);
     if (p->hlen < GA_PAT_HIST)
         p->hlen++;
+    if (p->debt)
+        p->debt--;
     if (p->period) {
-        uint64_t i;
-        if (same_site(r, &p->slot[0]) && index_of(r, &i))
-            p->phase = 0, p->anchor_index = i;
-        else if (p->phase < GA_PAT_MAX)
-            p->phase++;
-        verify(p, r);
+        step(p, r);
         return;
     }
-    /* Looked for every TRY_EVERY reads (each look is up to GA_PAT_MAX short
-     * comparisons; a query phase repeats for far longer than that), and
-     * learned at most once a period (learning costs up to P^2 fits). */
-    if (++p->since_try < TRY_EVERY)
+    /* Looked for every look_every reads (TRY_EVERY; once the history is
+     * full, doubling to LOOK_MAX while no period shows: each look costs up to
+     * GA_PAT_MAX comparisons; a query phase repeats for far longer than that). */
+    if (p->look_every < TRY_EVERY)
+        p->look_every = TRY_EVERY;
+    if (++p->since_try < p->look_every)
         return;
     unsigned per = find_period(p);
     p->since_try = 0;
-    if (!p->backoff)
-        p->backoff = 1;
-    if (per && ++p->learn_wait * TRY_EVERY >= per * p->backoff) {
-        p->learn_wait = 0;
+    if (per)
+        p->look_every = TRY_EVERY;
+    else if (p->hlen == GA_PAT_HIST && p->look_every < LOOK_MAX)
+        p->look_every *= 2; /* (until the history is full, a look costs at most hlen / 6) */
+    /* Learning costs up to ANCHORS * SCORED fits; the reads after it pay for
+     * them (REPAY reads a fit) before it is tried again, so a period that no
+     * function explains costs a bounded share of each read, however often it
+     * shows, while a new query phase after a failure is learned soon. */
+    if (per && !p->debt) {
+        p->fits = 0;
         learn(p, per);
-        p->backoff = p->period ? 1 : (p->backoff < MAX_BACKOFF ? 2 * p->backoff : MAX_BACKOFF);
+        p->debt = (uint64_t)p->fits * REPAY;
     }
 }
 
-unsigned ga_pat_predict(const ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_read_t *out,
+unsigned ga_pat_predict(ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_read_t *out,
                         unsigned max)
 {
-    uint64_t i;
-    if (!p->period || !max || !same_site(r, &p->slot[0]) || !index_of(r, &i))
+    uint64_t i = index_of(r);
+    if (!p->period || !max || !same_site(r, &p->slot[0]) || i == NONE)
         return 0;
     unsigned n = 0;
     out[n++] = *r;
-    for (unsigned j = 1; j < p->period && n < max; j++) {
-        if (!p->xf[j].known)
-            continue;
+    p->pidx[0] = i;
+    for (unsigned j = 1; j < p->period; j++) {
+        const ga_pat_xform_t *f = &p->xf[j];
         const ga_pat_read_t *s = &p->slot[j];
-        uint64_t idx = apply(&p->xf[j], i);
-        if (idx > (UINT64_MAX - s->n) / s->n || idx * s->n + s->n > s->alloc_size)
-            continue;
-        out[n] = *s;
-        out[n++].off = idx * s->n;
+        uint64_t idx = f->known && p->pidx[f->parent] != NONE ? apply(f, p->pidx[f->parent]) : NONE;
+        if (idx != NONE && (idx > (UINT64_MAX - s->n) / s->n || idx * s->n + s->n > s->alloc_size))
+            idx = NONE; /* outside its allocation: not read, and no parent */
+        p->pidx[j] = idx;
+        if (idx != NONE && n < max) {
+            out[n] = *s;
+            out[n++].off = idx * s->n;
+        }
     }
     return n;
 }
@@ -203,5 +334,6 @@ unsigned ga_pat_predict(const ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_re
 void ga_pat_forget(ga_pattern_t *p)
 {
     p->period = p->learned = 0;
-    p->since_try = p->learn_wait = 0;
+    p->since_try = 0;
+    p->look_every = TRY_EVERY;
 }
