@@ -7,13 +7,17 @@
  *   --pattern random  cudaMemcpy of elements at seeded random indices in the first 1 MiB
  *   --pattern item    the PyTorch .item() pattern: cudaMemcpyAsync of element k into a
  *                     pageable host scalar on a stream, then cudaStreamSynchronize
+ *   --pattern write   a one-thread kernel adds 1 to a random element of the first 1 MiB,
+ *                     then a cudaMemcpy reads it: a write between every read, which
+ *                     coalescing cannot serve and must not slow (a solver's residual
+ *                     check after each step; no reference)
  *   --stream default  for item: the default (NULL) stream, as PyTorch and CuPy use,
  *                     instead of a created one (--stream created)
  *   --mode reference  the same elements via ONE bulk cudaMemcpy of the index range,
  *                     picked on the host
  * Prints "result reads <us per element> ..." and a digest over the values read.
  *
- * usage: bench_reads [--pattern seq|random|item] [--stream created|default] [--count N]
+ * usage: bench_reads [--pattern seq|random|item|write] [--stream created|default] [--count N]
  *                    [--mode native|reference] [--seed S]
  */
 #include "common.h"
@@ -21,7 +25,12 @@
 #define BUF_WORDS ((16u << 20) / 4)   /* 16 MiB buffer */
 #define REGION_WORDS ((1u << 20) / 4) /* random reads stay in the first 1 MiB */
 
-enum { SEQ, RANDOM, ITEM };
+enum { SEQ, RANDOM, ITEM, WRITE };
+
+__global__ void bump(uint32_t *d, uint32_t i)
+{
+    d[i] += 1;
+}
 
 __global__ void fill(uint32_t *d, unsigned n, uint32_t seed)
 {
@@ -38,6 +47,11 @@ static void read_native(int pattern, const uint32_t *d, const uint32_t *idx, uin
             CK(cudaMemcpyAsync(&v, d + idx[k], sizeof v, cudaMemcpyDeviceToHost, st));
             CK(cudaStreamSynchronize(st));
             vals[k] = v;
+        }
+    } else if (pattern == WRITE) {
+        for (long long k = 0; k < n; k++) {
+            bump<<<1, 1>>>((uint32_t *)d, idx[k]);
+            CK(cudaMemcpy(&vals[k], d + idx[k], sizeof(uint32_t), cudaMemcpyDeviceToHost));
         }
     } else {
         for (long long k = 0; k < n; k++)
@@ -57,7 +71,7 @@ int main(int argc, char **argv)
 {
     long long count = 10000, seed = 1;
     int pattern = SEQ, reference = 0, default_stream = 0;
-    g_usage = "[--pattern seq|random|item] [--stream created|default] [--count N] "
+    g_usage = "[--pattern seq|random|item|write] [--stream created|default] [--count N] "
               "[--mode native|reference] [--seed S]";
     for (int i = 1; i < argc; i++) {
         if (ARG_IS("--count"))
@@ -72,6 +86,8 @@ int main(int argc, char **argv)
                 pattern = RANDOM;
             else if (strcmp(p, "item") == 0)
                 pattern = ITEM;
+            else if (strcmp(p, "write") == 0)
+                pattern = WRITE;
             else
                 usage_exit(argv[0]);
         } else if (ARG_IS("--stream")) {
@@ -80,6 +96,10 @@ int main(int argc, char **argv)
             reference = arg_either(argc, argv, &i, "native", "reference");
         } else
             usage_exit(argv[0]);
+    }
+    if (reference && pattern == WRITE) {
+        fprintf(stderr, "%s: --pattern write has no reference mode\n", argv[0]);
+        return 2;
     }
     require_gpu();
 
@@ -93,7 +113,7 @@ int main(int argc, char **argv)
     uint64_t rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)seed;
     uint32_t lo = UINT32_MAX, hi = 0;
     for (long long k = 0; k < count; k++) {
-        if (pattern == RANDOM) {
+        if (pattern == RANDOM || pattern == WRITE) {
             rng ^= rng << 13; /* xorshift64 */
             rng ^= rng >> 7;
             rng ^= rng << 17;
@@ -129,7 +149,7 @@ int main(int argc, char **argv)
     CK(timer_sync());
     double t1 = now_us();
 
-    static const char *names[] = {"seq", "random", "item"};
+    static const char *names[] = {"seq", "random", "item", "write"};
     printf("result reads %.4f pattern=%s stream=%s count=%lld mode=%s\n",
            (t1 - t0) / (double)count, names[pattern], default_stream ? "default" : "created",
            count, reference ? "reference" : "native");
