@@ -7,14 +7,17 @@
  *             one synchronous copy to pageable memory
  *   dev       the one-store-a-cell kernel (NEW.ptx), the same way
  *   mapped    NEW.ptx into page-locked memory mapped into the device, then a
- *             synchronization of the legacy stream
+ *             synchronization of the legacy stream (more than 128 reads: their
+ *             list in that memory too, as the library passes it)
  *   pinned    NEW.ptx into device memory, an asynchronous copy to page-locked
  *             memory and a synchronization of the legacy stream
  * Prints the mean microseconds an iteration, of its launch alone, and how many
- * words differ from what the plain reads got (must be 0).
- * usage: gatherprobe OLD.ptx NEW.ptx [ITERATIONS] [BUFFERS]
+ * words differ from what the plain reads got (must be 0). With more than 128
+ * reads, only reads and mapped run (the others' parameters hold 128).
+ * usage: gatherprobe OLD.ptx NEW.ptx [ITERATIONS] [BUFFERS] [READS]
  * Built on the GPU machine: gcc -O2 -I/usr/local/cuda/include gatherprobe.c -lcuda */
 #include <cuda.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +26,26 @@
 #include "../../tests/progs/linked.h" /* CK, linked_context */
 #include "../clock.h"
 
-enum { MAXB = 128, WORDS = 65536 };
+enum { MAXB = 128, MAXR = 2048, WORDS = 65536 };
 
-typedef struct args {
+typedef struct old_args { /* OLD.ptx's parameter */
     unsigned long long dst;
     unsigned count, pad;
     unsigned long long src[128];
     unsigned n[128];
-} args_t;
+} old_args_t;
+
+typedef struct new_args { /* NEW.ptx's parameter (kernels/gather.cu) */
+    unsigned long long dst, list;
+    unsigned count, pad;
+    unsigned long long src[128];
+    unsigned n[128];
+} new_args_t;
+
+typedef struct list_entry {
+    unsigned long long src;
+    unsigned n, pad;
+} list_entry_t;
 
 static char *slurp(const char *path)
 {
@@ -73,7 +88,8 @@ int main(int argc, char **argv)
     }
     int iters = argc > 3 ? atoi(argv[3]) : 2000;
     unsigned nb = argc > 4 ? (unsigned)atoi(argv[4]) : 48;
-    if (nb < 1 || nb > MAXB || iters < 1)
+    unsigned nr = argc > 5 ? (unsigned)atoi(argv[5]) : nb;
+    if (nb < 1 || nb > MAXB || nr < 1 || nr > MAXR || iters < 1)
         return 2;
     CUdevice d;
     CUcontext c;
@@ -85,46 +101,61 @@ int main(int argc, char **argv)
         CK(cuMemsetD32(buf[b], 0x1000u * b + 7, WORDS));
         CK(cuMemsetD32(buf[b] + 4 * (next() % WORDS), next(), 1));
     }
-    CK(cuMemAlloc(&scratch, MAXB * 16));
-    void *mapped, *pinned;
+    CK(cuMemAlloc(&scratch, MAXR * 16));
+    unsigned char *mapped, *pinned;
     CUdeviceptr mapped_dev;
-    CK(cuMemHostAlloc(&mapped, MAXB * 16, CU_MEMHOSTALLOC_DEVICEMAP));
+    CK(cuMemHostAlloc((void **)&mapped, MAXR * 16 + MAXR * sizeof(list_entry_t),
+                      CU_MEMHOSTALLOC_DEVICEMAP));
     CK(cuMemHostGetDevicePointer(&mapped_dev, mapped, 0));
-    CK(cuMemHostAlloc(&pinned, MAXB * 16, 0));
+    CK(cuMemHostAlloc((void **)&pinned, MAXR * 16, 0));
     CK(cuCtxSynchronize());
     const char *names[] = {"reads", "old-dev", "dev", "mapped", "pinned"};
     double total[5] = {0}, launch[5] = {0};
     long bad[5] = {0};
-    uint32_t *want = calloc(nb, 4), page[MAXB * 4];
+    static uint32_t want[MAXR], page[MAXR * 4];
+    static unsigned long long src[MAXR];
+    bool inline_ok = nr <= 128;
     for (int it = -50; it < iters; it++) { /* 50 warm-up iterations */
-        args_t a = {0};
-        a.count = nb;
-        for (unsigned b = 0; b < nb; b++)
-            a.src[b] = buf[b] + 4 * (next() % WORDS), a.n[b] = 4;
+        for (unsigned r = 0; r < nr; r++)
+            src[r] = buf[r % nb] + 4 * (next() % WORDS);
+        old_args_t oa = {0};
+        new_args_t na = {0};
+        oa.count = na.count = nr;
+        for (unsigned r = 0; r < nr && inline_ok; r++)
+            oa.src[r] = na.src[r] = src[r], oa.n[r] = na.n[r] = 4;
         for (int v = 0; v < 5; v++) { /* alternating, in one loop */
+            if (!inline_ok && (v == 1 || v == 2 || v == 4))
+                continue;
             double t0 = now_us(), t1 = t0;
-            void *params[] = {&a};
             memset(page, 0, sizeof page);
             if (v == 0) {
-                for (unsigned b = 0; b < nb; b++)
-                    CK(cuMemcpyDtoH(&want[b], a.src[b], 4));
+                for (unsigned r = 0; r < nr; r++)
+                    CK(cuMemcpyDtoH(&want[r], src[r], 4));
             } else {
-                a.dst = v == 3 ? mapped_dev : scratch;
-                CK(cuLaunchKernel(v == 1 ? fold : fnew, 1, 1, 1, 128, 1, 1, 0, CU_STREAM_LEGACY,
-                                  params, NULL));
+                na.dst = oa.dst = v == 3 ? mapped_dev : scratch;
+                na.list = 0;
+                if (v == 3 && !inline_ok) {
+                    list_entry_t *l = (list_entry_t *)(mapped + MAXR * 16);
+                    for (unsigned r = 0; r < nr; r++)
+                        l[r] = (list_entry_t){src[r], 4, 0};
+                    na.list = mapped_dev + MAXR * 16;
+                }
+                void *params[] = {v == 1 ? (void *)&oa : (void *)&na};
+                CK(cuLaunchKernel(v == 1 ? fold : fnew, (nr + 127) / 128, 1, 1, 128, 1, 1, 0,
+                                  CU_STREAM_LEGACY, params, NULL));
                 t1 = now_us();
                 if (v == 1 || v == 2) {
-                    CK(cuMemcpyDtoH(page, scratch, nb * 16));
+                    CK(cuMemcpyDtoH(page, scratch, nr * 16));
                 } else if (v == 3) {
                     CK(cuStreamSynchronize(CU_STREAM_LEGACY));
-                    memcpy(page, mapped, nb * 16);
+                    memcpy(page, mapped, nr * 16);
                 } else {
-                    CK(cuMemcpyDtoHAsync(pinned, scratch, nb * 16, CU_STREAM_LEGACY));
+                    CK(cuMemcpyDtoHAsync(pinned, scratch, nr * 16, CU_STREAM_LEGACY));
                     CK(cuStreamSynchronize(CU_STREAM_LEGACY));
-                    memcpy(page, pinned, nb * 16);
+                    memcpy(page, pinned, nr * 16);
                 }
-                for (unsigned b = 0; b < nb; b++)
-                    bad[v] += page[4 * b] != want[b];
+                for (unsigned r = 0; r < nr; r++)
+                    bad[v] += page[4 * r] != want[r];
             }
             double t2 = now_us();
             if (it >= 0)
@@ -132,7 +163,8 @@ int main(int argc, char **argv)
         }
     }
     for (int v = 0; v < 5; v++)
-        printf("gatherprobe %-8s %8.2f us an iteration, launch %.2f us, %u reads, bad=%ld\n",
-               names[v], total[v] / iters, launch[v] / iters, nb, bad[v]);
+        if (inline_ok || v == 0 || v == 3)
+            printf("gatherprobe %-8s %8.2f us an iteration, launch %.2f us, %u reads in %u buffers,"
+                   " bad=%ld\n", names[v], total[v] / iters, launch[v] / iters, nr, nb, bad[v]);
     return 0;
 }
