@@ -115,11 +115,14 @@ static _Atomic uint64_t hits, misses, fills, fill_bytes, mirrors, mirror_bytes;
 static _Atomic uint64_t rtt_ns = 10000, bw_bytes_per_us = 4000;
 static _Atomic uint64_t held_bytes; /* mirrors' host memory */
 static _Atomic bool model_frozen;    /* tests: the model as set */
-/* Fills since the last hit, and misses left to pass straight to the driver:
- * a loop that writes before every read gains nothing from windows, and each
- * fill costs more than the read it replaces. */
-static _Atomic unsigned fruitless, rest;
-enum { FRUITLESS_LIMIT = 8, REST_MISSES = 64 };
+/* Fills since the last hit, misses left to pass straight to the driver, and
+ * how many the next rest lasts: a loop that writes before every read gains
+ * nothing from windows, and each fill costs more than the read it replaces.
+ * The rest doubles while the fills after it stay fruitless (FRUITLESS_LIMIT
+ * fills a rest cost about 10% of such a loop's time with rests of 64 reads
+ * on an H100; under 1% from 1,024 on) and is short again after a hit. */
+enum { FRUITLESS_LIMIT = 8, REST_MISSES = 64, REST_MAX = 8192 };
+static _Atomic unsigned fruitless, rest, rest_len = REST_MISSES;
 
 /* Gathers (pattern.h, gather.h): the reads one gather fetched, valid while
  * the epoch and work sequence it was made in hold, like a window. */
@@ -156,7 +159,7 @@ static struct {
     ga_gather_req_t req[GA_GATHER_MAX];
     unsigned char out[GA_GATHER_MAX * GA_GATHER_CELL];
 } area;                               /* guarded by area_lock */
-static _Atomic uint64_t gathers, gathered_reads, gather_hits;
+static _Atomic uint64_t gathers, gathered_reads, gather_hits, forgotten;
 enum { POOR_LIMIT = 8 };
 
 static bool worth_filling(void)
@@ -167,8 +170,11 @@ static bool worth_filling(void)
         return false;
     }
     if (atomic_fetch_add_explicit(&fruitless, 1, memory_order_relaxed) >= FRUITLESS_LIMIT) {
+        unsigned len = atomic_load_explicit(&rest_len, memory_order_relaxed);
         atomic_store_explicit(&fruitless, 0, memory_order_relaxed);
-        atomic_store_explicit(&rest, REST_MISSES, memory_order_relaxed);
+        atomic_store_explicit(&rest, len, memory_order_relaxed);
+        atomic_store_explicit(&rest_len, len < REST_MAX ? 2 * len : REST_MAX,
+                              memory_order_relaxed);
         return false;
     }
     return true;
@@ -273,6 +279,8 @@ static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted)
     if (ok) {
         atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
         atomic_store_explicit(&fruitless, 0, memory_order_relaxed);
+        if (atomic_load_explicit(&rest_len, memory_order_relaxed) != REST_MISSES)
+            atomic_store_explicit(&rest_len, REST_MISSES, memory_order_relaxed);
     }
     return ok;
 }
@@ -731,6 +739,7 @@ static void keep_gathered_locked(const ga_gather_req_t *req, unsigned np,
         if (poor >= POOR_LIMIT) {
             ga_debug("coalesce: a learned read pattern kept missing; forgotten");
             ga_pat_forget(&pattern);
+            atomic_fetch_add_explicit(&forgotten, 1, memory_order_relaxed);
             poor = 0, checked = false;
         }
     }
@@ -752,6 +761,7 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     if (!ctx || ga_serving_off())
         return false;
     if (!predictions_live(rt, pred, np)) { /* freed, moved or elsewhere: learn anew */
+        atomic_fetch_add_explicit(&forgotten, 1, memory_order_relaxed);
         pthread_mutex_lock(&lock);
         ga_pat_forget(&pattern);
         gat_n = 0;
@@ -798,9 +808,9 @@ static void note_new(const ga_rt_t *rt, CUdeviceptr src, size_t n)
 /* A synchronous read that missed: if it is where a learned query begins,
  * fetch the whole query's reads with one gather and serve this one. */
 static bool gather_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src,
-                             size_t n, CUresult *r)
+                             size_t n, bool noted, CUresult *r)
 {
-    if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL ||
+    if (!noted || !rt->cfg.coalesce_gather || n > GA_GATHER_CELL ||
         atomic_load_explicit(&gathers_off, memory_order_relaxed))
         return false;
     /* One gather at a time; a read in another thread meanwhile goes its own way. */
@@ -808,8 +818,11 @@ static bool gather_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdevicep
         return false;
     unsigned np = 0;
     pthread_mutex_lock(&lock);
+    /* Only where a query begins: the learner, told of this read, found it
+     * the first of a period (another read in the anchor's allocation, such as
+     * a later column of one buffer, would predict the wrong query). */
     const ga_pat_read_t *a = &pattern.slot[0];
-    if (pattern.period && src >= a->base && src + n <= a->base + a->alloc_size) {
+    if (ga_pat_at_anchor(&pattern) && src >= a->base && src + n <= a->base + a->alloc_size) {
         ga_pat_read_t probe = {a->base, a->alloc_size, src - a->base, (uint32_t)n};
         np = ga_pat_predict(&pattern, &probe, area.pred, GA_GATHER_MAX);
     }
@@ -991,7 +1004,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     /* Synchronous: where a learned query begins, its reads gathered; else
      * replaced by a window fill at the same stream position. */
-    if (kind == R_SYNC && gather_and_serve(rt, as, dst, src, n, r))
+    if (kind == R_SYNC && gather_and_serve(rt, as, dst, src, n, noted, r))
         return true;
     if (note && !noted)
         note_new(rt, src, n);
@@ -1068,6 +1081,10 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->gathers = atomic_load(&gathers);
     s->gathered = atomic_load(&gathered_reads);
     s->gather_hits = atomic_load(&gather_hits);
+    s->forgotten = atomic_load(&forgotten);
+    pthread_mutex_lock(&lock);
+    s->learn_tries = pattern.attempts, s->learned = pattern.successes, s->fits = pattern.fits_total;
+    pthread_mutex_unlock(&lock);
 }
 
 void ga_coalesce_set_model(uint64_t rtt, uint64_t bw, bool frozen)
@@ -1083,12 +1100,15 @@ static void co_report(void)
     ga_coalesce_stats(&s);
     if (s.hits + s.misses + s.mirrors)
         ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu mirrors=%llu "
-                "mirror_bytes=%llu gathers=%llu gathered=%llu gather_hits=%llu",
+                "mirror_bytes=%llu gathers=%llu gathered=%llu gather_hits=%llu learned=%llu/%llu "
+                "fits=%llu forgotten=%llu",
                 (unsigned long long)s.hits, (unsigned long long)s.misses,
                 (unsigned long long)s.fills, (unsigned long long)s.fill_bytes,
                 (unsigned long long)s.mirrors, (unsigned long long)s.mirror_bytes,
                 (unsigned long long)s.gathers, (unsigned long long)s.gathered,
-                (unsigned long long)s.gather_hits);
+                (unsigned long long)s.gather_hits, (unsigned long long)s.learned,
+                (unsigned long long)s.learn_tries, (unsigned long long)s.fits,
+                (unsigned long long)s.forgotten);
 }
 
 static void fork_child(void)
@@ -1101,6 +1121,11 @@ static void fork_child(void)
     atomic_store(&misses, 0);
     atomic_store(&fills, 0);
     atomic_store(&fill_bytes, 0);
+    atomic_store(&gathers, 0);
+    atomic_store(&gathered_reads, 0);
+    atomic_store(&gather_hits, 0);
+    atomic_store(&forgotten, 0);
+    atomic_store(&rest_len, REST_MISSES);
     memset(&pattern, 0, sizeof pattern);
     memset(ranges, 0, sizeof ranges);
     gat_n = 0, gat_next = 0, checked = false, poor = 0;

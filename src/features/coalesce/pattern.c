@@ -145,7 +145,8 @@ static bool try_parent(const view_t *v, unsigned j, unsigned q, bool offset_only
     if (!examples(v, q, from) || !examples(v, j, to))
         return false;
     ga_pat_xform_t f = {.known = true};
-    ((ga_pattern_t *)v->p)->fits++; /* the pattern learning or checking: its own */
+    ga_pattern_t *own = (ga_pattern_t *)v->p; /* the pattern learning or checking: its own */
+    own->fits++, own->fits_total++;
     bool ok = offset_only ? fits(&f, from, to) : fit(from, to, q == 0, &f);
     if (ok)
         f.parent = (uint16_t)q, *out = f;
@@ -302,9 +303,16 @@ void ga_pat_note(ga_pattern_t *p, const ga_pat_read_t *r)
      * shows, while a new query phase after a failure is learned soon. */
     if (per && !p->debt) {
         p->fits = 0;
+        p->attempts++;
         learn(p, per);
+        p->successes += p->period != 0;
         p->debt = (uint64_t)p->fits * REPAY;
     }
+}
+
+bool ga_pat_at_anchor(const ga_pattern_t *p)
+{
+    return p->period && p->phase == 0;
 }
 
 unsigned ga_pat_predict(ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_read_t *out,

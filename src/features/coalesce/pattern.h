@@ -71,10 +71,15 @@ typedef struct ga_pattern {
     unsigned fits;                   /* fits tried by the last learning */
     uint64_t debt;                   /* reads before learning is tried again */
     unsigned phase;                  /* reads since the last anchor (GA_PAT_MAX: out of step) */
+    uint64_t attempts, successes;    /* learnings tried, and those that learned (reports) */
+    uint64_t fits_total;             /* fits tried in all, learning and checking (reports) */
 } ga_pattern_t;
 
 /* A read that went to the device: remember it, and learn when a period shows. */
 void ga_pat_note(ga_pattern_t *p, const ga_pat_read_t *r);
+
+/* Was the read noted last the first of a period (where a query begins)? */
+bool ga_pat_at_anchor(const ga_pattern_t *p);
 
 /* If r is a read at the anchor of a learned pattern, fill out[] with the
  * reads the query will make (r itself first) and return how many (at most
