@@ -136,6 +136,14 @@ static ga_pattern_t pattern;          /* guarded by lock: the misses, what was l
 static gathered_t gat[GA_GATHER_MAX]; /* guarded by lock */
 static unsigned gat_n;                /* guarded by lock */
 static unsigned gat_next;             /* guarded by lock: where the next read is looked for */
+/* The gathered reads by address (open addressing, index + 1; 0: empty), for
+ * a read that is not where the cursor looks: a read the gather did not fetch
+ * (a window's, an unexplained one) costs one probe or a few, not a scan of
+ * every gathered read. */
+enum { GAT_HASH = 4096, GAT_AHEAD = 8 };
+_Static_assert(GAT_HASH >= 2 * GA_GATHER_MAX && !(GAT_HASH & (GAT_HASH - 1)),
+               "the gathered reads' hash: a power of two, at most half full");
+static uint16_t gat_hash[GAT_HASH];   /* guarded by lock */
 static uint64_t gat_epoch, gat_work;  /* guarded by lock */
 static bool checked;                  /* guarded by lock: the pattern's allocations were */
 static uint64_t checked_epoch;        /* found live, on this device, in this epoch */
@@ -210,22 +218,53 @@ static void settle_slot_locked(slot_t *s, bool keep)
         valid_work = s->work;
 }
 
-/* Serve [src, src+n) into dst from the last gather, looked at from the read
- * after the last one it served (a query's reads come in the learned order). */
+static unsigned gat_slot(CUdeviceptr src)
+{
+    return (unsigned)((src * 0x9e3779b97f4a7c15ull) >> 52) & (GAT_HASH - 1);
+}
+
+/* The gathered read at src exactly, or gat_n. */
+static unsigned gat_find_locked(CUdeviceptr src)
+{
+    for (unsigned h = gat_slot(src); gat_hash[h]; h = (h + 1) & (GAT_HASH - 1))
+        if (gat[gat_hash[h] - 1].src == src)
+            return gat_hash[h] - 1u;
+    return gat_n;
+}
+
+static void gat_index_locked(void)
+{
+    memset(gat_hash, 0, sizeof gat_hash);
+    for (unsigned k = 0; k < gat_n; k++) {
+        unsigned h = gat_slot(gat[k].src);
+        while (gat_hash[h]) /* the first of equal addresses stays found */
+            h = (h + 1) & (GAT_HASH - 1);
+        gat_hash[h] = (uint16_t)(k + 1);
+    }
+}
+
+static bool gat_holds(unsigned k, CUdeviceptr src, size_t n)
+{
+    return k < gat_n && src >= gat[k].src && src + n <= gat[k].src + gat[k].n;
+}
+
+/* Serve [src, src+n) into dst from the last gather: looked for a few reads
+ * on from the one after the last it served (a query's reads come in the
+ * learned order), else by its address. */
 static bool serve_gathered_locked(void *dst, CUdeviceptr src, size_t n)
 {
     if (!gat_n || gat_epoch != ga_epoch_read() || gat_work != ga_work_seq_read())
         return false;
-    for (unsigned i = 0; i < gat_n; i++) {
-        unsigned k = (gat_next + i) % gat_n;
-        if (src >= gat[k].src && src + n <= gat[k].src + gat[k].n) {
-            memcpy(dst, gat[k].bytes + (src - gat[k].src), n);
-            gat[k].used = true, gat_next = k + 1;
-            atomic_fetch_add_explicit(&gather_hits, 1, memory_order_relaxed);
-            return true;
-        }
-    }
-    return false;
+    unsigned k = gat_n;
+    for (unsigned i = 0; i < GAT_AHEAD && k == gat_n; i++)
+        if (gat_holds((gat_next + i) % gat_n, src, n))
+            k = (gat_next + i) % gat_n;
+    if (k == gat_n && !gat_holds(k = gat_find_locked(src), src, n))
+        return false;
+    memcpy(dst, gat[k].bytes + (src - gat[k].src), n);
+    gat[k].used = true, gat_next = k + 1;
+    atomic_fetch_add_explicit(&gather_hits, 1, memory_order_relaxed);
+    return true;
 }
 
 /* Serve [src, src+n) into dst from the last gather or a valid window. */
@@ -751,6 +790,7 @@ static void keep_gathered_locked(const ga_gather_req_t *req, unsigned np,
         memcpy(gat[k].bytes, out + (size_t)k * GA_GATHER_CELL, GA_GATHER_CELL);
     }
     gat_n = np, gat_next = 1, gat_epoch = epoch, gat_work = work; /* read 0 is served */
+    gat_index_locked();
 }
 
 static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
@@ -1084,6 +1124,7 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->forgotten = atomic_load(&forgotten);
     pthread_mutex_lock(&lock);
     s->learn_tries = pattern.attempts, s->learned = pattern.successes, s->fits = pattern.fits_total;
+    s->forgotten += pattern.lost;
     pthread_mutex_unlock(&lock);
 }
 

@@ -15,6 +15,7 @@ enum {
     ANCHORS = 64,            /* run starts tried as the anchor */
     SCORED = 64,             /* run starts an anchor is scored on */
     REFIT_EVERY = 16,        /* periods between new fits of an unknown transform */
+    LOST_LIMIT = 4,          /* periods in a row out of step at one read: relearn */
 };
 static const uint64_t NONE = UINT64_MAX;
 
@@ -258,12 +259,26 @@ static void step(ga_pattern_t *p, const ga_pat_read_t *r)
     unsigned next = p->phase < GA_PAT_MAX ? p->phase + 1 : GA_PAT_MAX;
     uint64_t idx = index_of(r);
     if (same_site(r, &p->slot[0]) && (next >= p->period || !same_site(r, &p->slot[next]))) {
+        if (next == p->period)
+            p->lost_count = 0; /* the period before went through in step */
         p->phase = 0, p->cur[0] = idx;
         p->since_try++; /* periods, here: paces the refits of unknown transforms */
         return;
     }
     if (next >= p->period || !same_site(r, &p->slot[next])) {
-        p->phase = GA_PAT_MAX; /* out of step until the anchor's site comes again */
+        /* Out of step until the anchor's site comes again. At the same read
+         * period after period, the program reads another buffer there now (a
+         * buffer freed and another allocated in its place): learn again. */
+        if (next < p->period) {
+            p->lost_count = p->lost_at == next ? p->lost_count + 1 : 1;
+            p->lost_at = next;
+            if (p->lost_count >= LOST_LIMIT) {
+                p->lost++;
+                ga_pat_forget(p);
+                return;
+            }
+        }
+        p->phase = GA_PAT_MAX;
         return;
     }
     p->phase = next, p->cur[next] = idx;
@@ -297,16 +312,16 @@ void ga_pat_note(ga_pattern_t *p, const ga_pat_read_t *r)
         p->look_every = TRY_EVERY;
     else if (p->hlen == GA_PAT_HIST && p->look_every < LOOK_MAX)
         p->look_every *= 2; /* (until the history is full, a look costs at most hlen / 6) */
-    /* Learning costs up to ANCHORS * SCORED fits; the reads after it pay for
-     * them (REPAY reads a fit) before it is tried again, so a period that no
-     * function explains costs a bounded share of each read, however often it
-     * shows, while a new query phase after a failure is learned soon. */
+    /* Learning costs up to ANCHORS * SCORED fits; after a failure the reads
+     * pay for them (REPAY reads a fit) before it is tried again, so a period
+     * that no function explains costs a bounded share of each read, however
+     * often it shows, while a new query phase after a failure is learned soon. */
     if (per && !p->debt) {
         p->fits = 0;
         p->attempts++;
         learn(p, per);
         p->successes += p->period != 0;
-        p->debt = (uint64_t)p->fits * REPAY;
+        p->debt = p->period ? 0 : (uint64_t)p->fits * REPAY; /* a failure is paid for */
     }
 }
 
@@ -342,6 +357,7 @@ unsigned ga_pat_predict(ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_read_t *
 void ga_pat_forget(ga_pattern_t *p)
 {
     p->period = p->learned = 0;
+    p->lost_at = p->lost_count = 0;
     p->since_try = 0;
     p->look_every = TRY_EVERY;
 }

@@ -71,7 +71,10 @@ typedef struct ga_pattern {
     unsigned fits;                   /* fits tried by the last learning */
     uint64_t debt;                   /* reads before learning is tried again */
     unsigned phase;                  /* reads since the last anchor (GA_PAT_MAX: out of step) */
+    unsigned lost_at, lost_count;    /* the read where the last periods fell out of step,
+                                      * and in how many in a row */
     uint64_t attempts, successes;    /* learnings tried, and those that learned (reports) */
+    uint64_t lost;                   /* patterns forgotten for falling out of step (reports) */
     uint64_t fits_total;             /* fits tried in all, learning and checking (reports) */
 } ga_pattern_t;
 

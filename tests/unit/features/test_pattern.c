@@ -3,7 +3,8 @@
  * all in one), Merkle siblings and fold neighbours is learned after GA_PAT_PERIODS queries, each later query's
  * reads are predicted exactly from its first read, whichever read the watching
  * began at; a transform learned wrong (an index bit that never varied) is
- * corrected by the first period that contradicts it; random reads, one buffer
+ * corrected by the first period that contradicts it; a buffer replaced by
+ * another in the queries is learned again; random reads, one buffer
  * read at random, and a pattern that is not a function of one index teach
  * nothing; predictions stay inside allocations. */
 #include <stdbool.h>
@@ -183,6 +184,38 @@ static void learns_the_prover(void)
     }
 }
 
+/* A buffer the queries read is freed and another takes its place in them
+ * (another address): the pattern falls out of step there period after
+ * period, is forgotten, and is learned again with the new buffer. */
+static void relearns_a_replaced_buffer(void)
+{
+    static ga_pattern_t p;
+    memset(&p, 0, sizeof p);
+    ga_pat_read_t q[64], pred[128];
+    unsigned len = 0, moved = COLS + 3 + 1 + 4; /* a Merkle layer's buffer */
+    for (unsigned t = 0; t < 2 * GA_PAT_PERIODS; t++) {
+        len = query(next() & 0xffff, 16, q);
+        for (unsigned k = 0; k < len; k++)
+            ga_pat_note(&p, &q[k]);
+    }
+    CHECK(p.period == len);
+    unsigned right_at = 0;
+    for (unsigned t = 0; t < 60 && !right_at; t++) {
+        len = query(next() & 0xffff, 16, q);
+        q[moved].base += 0x80000000ull; /* the new buffer */
+        unsigned got = ga_pat_predict(&p, &q[0], pred, 128);
+        bool all = got == len;
+        for (unsigned k = 0; all && k < len; k++)
+            all = pred[k].base == q[k].base && pred[k].off == q[k].off;
+        if (all)
+            right_at = t + 1;
+        for (unsigned k = 0; k < len; k++)
+            ga_pat_note(&p, &q[k]);
+    }
+    CHECK(p.lost == 1);
+    CHECK(right_at > 0 && right_at <= 40);
+}
+
 /* A query phase after other reads (as tests/gpu/coalesce_test.cu runs it): a
  * long scan of one buffer, four buffers read in turn at unrelated places (no
  * function: learning fails), then the queries, learned all the same. */
@@ -266,6 +299,7 @@ int main(void)
         learns_queries(skip);
     corrects_itself();
     learns_the_prover();
+    relearns_a_replaced_buffer();
     learns_after_other_reads();
     learns_nothing_from_noise();
     stays_inside();
