@@ -56,9 +56,9 @@ CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdevice
     CUresult r;
     ga_flush(rt, GA_FLUSH_ALL, NULL);
     if (!GA_SERVE(read, rt, id, (void *)(uintptr_t)dst, src, ByteCount, GA_DEFSTREAM, &r)) {
-        ga_work_begin(rt, true);
+        ga_data_begin(rt);
         r = GA_REAL(rt, id, cuMemcpy)(dst, src, ByteCount);
-        ga_work_end(rt, r, NULL, ga_entries[id].per_thread, true);
+        ga_data_end(rt, r, NULL, ga_entries[id].per_thread);
         GA_EACH(read_issued, rt, id, (void *)(uintptr_t)dst, src, ByteCount, GA_DEFSTREAM, r);
     }
     GA_EACH(copy_done, GA_COPY_OTHER, ByteCount, since(t0), r);
@@ -72,9 +72,9 @@ CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CU
     CUresult r;
     ga_flush(rt, GA_FLUSH_ALL, NULL);
     if (!GA_SERVE(read, rt, id, (void *)(uintptr_t)dst, src, ByteCount, hStream, &r)) {
-        ga_work_begin(rt, true);
+        ga_data_begin(rt);
         r = GA_REAL(rt, id, cuMemcpyAsync)(dst, src, ByteCount, hStream);
-        ga_work_end(rt, r, hStream, ga_entries[id].per_thread, true);
+        ga_data_end(rt, r, hStream, ga_entries[id].per_thread);
         GA_EACH(read_issued, rt, id, (void *)(uintptr_t)dst, src, ByteCount, hStream, r);
     }
     GA_EACH(copy_done, GA_COPY_OTHER, ByteCount, since(t0), r);

@@ -68,7 +68,7 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
         .shmem = sharedMemBytes, .stream = hStream, .per_thread = ga_entries[id].per_thread,
         .params = kernelParams, .extra = extra,
     };
-    ga_work_begin(rt, true);
+    ga_data_begin(rt);
     CUresult r = launch(rt, id, &l);
     /* Now the features that read kernels may ask the driver about the
      * function it accepted. */
@@ -78,7 +78,7 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
     GA_EACH(launch_done, rt, &l, r);
     if (ga_d.sequences)
         feed_sequences(rt, &l, r);
-    ga_work_end(rt, r, hStream, l.per_thread, true);
+    ga_data_end(rt, r, hStream, l.per_thread);
     if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))
         (void)ga_kernel_info(rt, f); /* logs the name on first sight */
     return r;
@@ -109,9 +109,9 @@ CUresult ga_hook_launch_ex(const ga_rt_t *rt, ga_id_t id, const CUlaunchConfig *
     ga_flush(rt, GA_FLUSH_STREAM, s);
     if (config)
         GA_EACH(launch_begin, rt, &l);
-    ga_work_begin(rt, true);
+    ga_data_begin(rt);
     CUresult r = GA_REAL(rt, id, cuLaunchKernelEx)(config, f, kernelParams, extra);
-    ga_work_end(rt, r, s, pt, true);
+    ga_data_end(rt, r, s, pt);
     if (config)
         GA_EACH(launch_done, rt, &l, r);
     return r;

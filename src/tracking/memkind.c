@@ -1,9 +1,11 @@
 /* memkind.c - the driver's answer to "is this host memory?", cached.
  *
  * Owns: a small per-thread cache of page ranges found to be host memory, each
- * valid while the write epoch it was found in stands: a host range can only
+ * valid while the map epoch it was found in stands: a host range can only
  * become device or managed memory after the program unmaps it and a driver
- * call maps something there, and every such call moves the epoch.
+ * call maps something there, and every such call moves the map epoch (every
+ * call that may write memory does, but launches and copies: a program that
+ * launches a kernel before each read keeps its answer).
  * Must never: answer yes without the driver having said so in this epoch. */
 #include "tracking/memkind.h"
 
@@ -48,7 +50,7 @@ bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n)
     uintptr_t a = (uintptr_t)p, last = a + n - 1;
     if (!p || !n || last < a)
         return false;
-    uint64_t epoch = rt->epochs ? ga_epoch_read() : 0;
+    uint64_t epoch = rt->epochs ? ga_map_epoch_read() : 0;
     for (unsigned i = 0; rt->epochs && i < SEEN; i++)
         if (seen[i].epoch == epoch && a >= seen[i].lo && last < seen[i].hi)
             return true;

@@ -15,6 +15,7 @@
 #include "core/log.h"
 
 _Atomic uint64_t ga_epoch;
+_Atomic uint64_t ga_map_epoch;
 _Atomic uint64_t ga_work_seq;
 _Atomic uint64_t ga_order;
 

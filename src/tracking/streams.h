@@ -20,10 +20,24 @@
 
 extern _Atomic uint64_t ga_epoch;
 extern _Atomic uint64_t ga_work_seq; /* calls that enqueued work on any stream */
+/* Calls that may map or unmap memory: every call that moves the epoch but a
+ * launch or a copy, which write memory and map none (memkind.c's cache of
+ * host ranges lives across them). */
+extern _Atomic uint64_t ga_map_epoch;
 
 static inline void ga_epoch_bump(void)
 {
     atomic_fetch_add_explicit(&ga_epoch, 1, memory_order_acq_rel);
+}
+
+static inline void ga_map_epoch_bump(void)
+{
+    atomic_fetch_add_explicit(&ga_map_epoch, 1, memory_order_acq_rel);
+}
+
+static inline uint64_t ga_map_epoch_read(void)
+{
+    return atomic_load_explicit(&ga_map_epoch, memory_order_acquire);
 }
 
 static inline uint64_t ga_epoch_read(void)
@@ -60,7 +74,7 @@ void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
 static inline void ga_work_begin(const ga_rt_t *rt, bool writes)
 {
     if (rt->epochs && writes)
-        ga_epoch_bump();
+        ga_epoch_bump(), ga_map_epoch_bump();
 }
 
 static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,
@@ -71,6 +85,24 @@ static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool p
     if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
         ga_stream_note_work(rt, s, per_thread);
     if (writes && rt->epochs)
+        ga_epoch_bump(), ga_map_epoch_bump();
+}
+
+/* The same around a launch or a copy: it writes memory and maps none, so the
+ * map epoch stands. */
+static inline void ga_data_begin(const ga_rt_t *rt)
+{
+    if (rt->epochs)
+        ga_epoch_bump();
+}
+
+static inline void ga_data_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread)
+{
+    if (!rt->track)
+        return;
+    if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
+        ga_stream_note_work(rt, s, per_thread);
+    if (rt->epochs)
         ga_epoch_bump();
 }
 

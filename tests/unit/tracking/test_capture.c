@@ -143,7 +143,9 @@ static void memkind(ga_rt_t *rt)
     CHECK(ga_host_memory(rt, host + 8, 4));
     CHECK(attr_queries == q + 1);
     CHECK(ga_host_memory(rt, host + 100, 64) && attr_queries == q + 1); /* same page: cached */
-    ga_epoch_bump();                                                   /* something mapped */
+    ga_data_begin(rt), ga_data_end(rt, CUDA_SUCCESS, GA_NOSTREAM, false); /* a launch */
+    CHECK(ga_host_memory(rt, host + 100, 64) && attr_queries == q + 1); /* still cached */
+    ga_work_begin(rt, true);                                           /* something mapped */
     CHECK(ga_host_memory(rt, host + 100, 64) && attr_queries == q + 2);
     CHECK(!ga_host_memory(rt, device_range + 64, 4));
     CHECK(!ga_host_memory(rt, managed_range, 4));
