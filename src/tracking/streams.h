@@ -71,39 +71,47 @@ void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
  * it may overwrite; the one after invalidates anything a reader filled while
  * the call was being enqueued, before its stream was marked busy. Nothing is
  * kept when no feature reads it (rt->epochs, rt->track). */
-static inline void ga_work_begin(const ga_rt_t *rt, bool writes)
+static inline void ga_writes_bump(const ga_rt_t *rt, bool writes, bool maps)
 {
-    if (rt->epochs && writes)
-        ga_epoch_bump(), ga_map_epoch_bump();
+    if (rt->epochs && writes) {
+        ga_epoch_bump();
+        if (maps)
+            ga_map_epoch_bump();
+    }
 }
 
-static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,
-                               bool writes)
+static inline void ga_work_end_as(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,
+                                  bool writes, bool maps)
 {
     if (!rt->track)
         return;
     if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
         ga_stream_note_work(rt, s, per_thread);
-    if (writes && rt->epochs)
-        ga_epoch_bump(), ga_map_epoch_bump();
+    ga_writes_bump(rt, writes, maps);
+}
+
+/* A call that may write memory may also map or unmap it (default-deny). */
+static inline void ga_work_begin(const ga_rt_t *rt, bool writes)
+{
+    ga_writes_bump(rt, writes, true);
+}
+
+static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,
+                               bool writes)
+{
+    ga_work_end_as(rt, r, s, per_thread, writes, true);
 }
 
 /* The same around a launch or a copy: it writes memory and maps none, so the
  * map epoch stands. */
 static inline void ga_data_begin(const ga_rt_t *rt)
 {
-    if (rt->epochs)
-        ga_epoch_bump();
+    ga_writes_bump(rt, true, false);
 }
 
 static inline void ga_data_end(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread)
 {
-    if (!rt->track)
-        return;
-    if (s != GA_NOSTREAM && r == CUDA_SUCCESS)
-        ga_stream_note_work(rt, s, per_thread);
-    if (rt->epochs)
-        ga_epoch_bump();
+    ga_work_end_as(rt, r, s, per_thread, true, false);
 }
 
 /* The tracker's record for a stream as the program named it (NULL, the legacy

@@ -59,6 +59,14 @@ static void read_check(const buf_t *b, size_t i)
     bad += v != b->host[i];
 }
 
+/* The result line: wrong reads, and the gathers the fake driver saw. */
+static int report(void)
+{
+    unsigned (*gathers)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_gathers");
+    printf("bad=%u gathers=%u\n", bad, gathers ? gathers() : 0);
+    return 0;
+}
+
 /* The prover's Merkle path: each level's sibling digest, 8 words, in a tree
  * buffer holding every level (leaves first). */
 static void read_path(const buf_t *tree, unsigned log_leaves, size_t idx)
@@ -111,9 +119,7 @@ int main(int argc, char **argv)
     int rounds = argc > 3 ? atoi(argv[3]) : 4;
     if (!strcmp(mode, "prover")) {
         prover_rounds(rounds);
-        unsigned (*gathers)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_gathers");
-        printf("bad=%u gathers=%u\n", bad, gathers ? gathers() : 0);
-        return 0;
+        return report();
     }
     buf_t cols[COLS], tree[LOG_N], fri[FOLDS];
     for (int c = 0; c < COLS; c++)
@@ -158,7 +164,5 @@ int main(int argc, char **argv)
             }
         }
     }
-    unsigned (*gathers)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_gathers");
-    printf("bad=%u gathers=%u\n", bad, gathers ? gathers() : 0);
-    return 0;
+    return report();
 }

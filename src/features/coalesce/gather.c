@@ -107,6 +107,28 @@ static unsigned char *scratch_locked(const ga_rt_t *rt, CUcontext ctx, CUdevicep
     return p;
 }
 
+static unsigned cell_len(uint32_t n)
+{
+    return n < GA_GATHER_CELL ? n : GA_GATHER_CELL;
+}
+
+/* The reads where the kernel finds them: up to GA_GATHER_INLINE in its
+ * parameter, more in the list after the cells of the mapped buffer. */
+static void place_reads(gather_args_t *a, unsigned char *host, CUdeviceptr dev,
+                        const ga_gather_req_t *req, unsigned count)
+{
+    a->dst = dev, a->list = 0, a->count = count, a->pad = 0;
+    if (count <= GA_GATHER_INLINE) {
+        for (unsigned k = 0; k < count; k++)
+            a->src[k] = req[k].src, a->n[k] = cell_len(req[k].n);
+        return;
+    }
+    gather_read_t *list = (gather_read_t *)(host + CELLS_BYTES);
+    for (unsigned k = 0; k < count; k++)
+        list[k] = (gather_read_t){req[k].src, cell_len(req[k].n), 0};
+    a->list = dev + CELLS_BYTES;
+}
+
 CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_gather_req_t *req,
                        unsigned count, unsigned char *out)
 {
@@ -115,23 +137,13 @@ CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_ga
         GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize);
     if (!count || count > GA_GATHER_MAX || !launch || !wait)
         return CUDA_ERROR_NOT_SUPPORTED;
-    gather_args_t a;
-    a.count = count, a.pad = 0, a.list = 0;
-    for (unsigned k = 0; k < count && count <= GA_GATHER_INLINE; k++)
-        a.src[k] = req[k].src, a.n[k] = req[k].n < GA_GATHER_CELL ? req[k].n : GA_GATHER_CELL;
     pthread_mutex_lock(&glock);
     CUdeviceptr dev = 0;
     unsigned char *host = load_locked(rt) ? scratch_locked(rt, ctx, &dev) : NULL;
     CUresult r = CUDA_ERROR_NOT_SUPPORTED;
     if (host) {
-        a.dst = dev;
-        if (count > GA_GATHER_INLINE) { /* the list, in the buffer after the cells */
-            gather_read_t *list = (gather_read_t *)(host + CELLS_BYTES);
-            for (unsigned k = 0; k < count; k++)
-                list[k] = (gather_read_t){req[k].src,
-                                          req[k].n < GA_GATHER_CELL ? req[k].n : GA_GATHER_CELL, 0};
-            a.list = dev + CELLS_BYTES;
-        }
+        gather_args_t a;
+        place_reads(&a, host, dev, req, count);
         void *params[] = {&a};
         CUstream s = ga_entries[id].per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
         unsigned blocks = (count + THREADS - 1) / THREADS;

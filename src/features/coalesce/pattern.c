@@ -107,7 +107,7 @@ static bool fit(const uint64_t *i, const uint64_t *j, bool masks, ga_pat_xform_t
  * (0..EX-1) lies `base - j + e * per` reads ago. Learning looks at the oldest
  * periods watched, a check at the newest ones. */
 typedef struct view {
-    const ga_pattern_t *p;
+    ga_pattern_t *p; /* counts the fits tried */
     unsigned per, base;
     const ga_pat_read_t *site; /* the period's sites by position (NULL: the history's) */
 } view_t;
@@ -146,8 +146,7 @@ static bool try_parent(const view_t *v, unsigned j, unsigned q, bool offset_only
     if (!examples(v, q, from) || !examples(v, j, to))
         return false;
     ga_pat_xform_t f = {.known = true};
-    ga_pattern_t *own = (ga_pattern_t *)v->p; /* the pattern learning or checking: its own */
-    own->fits++, own->fits_total++;
+    v->p->fits++, v->p->fits_total++;
     bool ok = offset_only ? fits(&f, from, to) : fit(from, to, q == 0, &f);
     if (ok)
         f.parent = (uint16_t)q, *out = f;
@@ -181,7 +180,7 @@ static bool explain(const view_t *v, unsigned j, ga_pat_xform_t *xf, bool starts
  * read at chronological position a of the oldest period watched. The query's
  * first read explains its whole query; a read inside it, not the reads of
  * the next query that precede it in the period. */
-static unsigned score(const ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t *trial)
+static unsigned score(ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t *trial)
 {
     view_t v = {p, per, GA_PAT_PERIODS * per - 1 - a - (EX - 1) * per, NULL};
     unsigned n = 0, seen = 0;
@@ -224,7 +223,7 @@ static void learn(ga_pattern_t *p, unsigned per)
         p->slot[j].off = 0;
         p->cur[j] = NONE;
     }
-    p->period = per, p->learned = learned, p->phase = GA_PAT_MAX;
+    p->period = per, p->learned = learned, p->phase = GA_PAT_MAX, p->periods = 0;
 }
 
 /* A learned pattern's read j (the newest read): check its transform, and fit
@@ -238,7 +237,7 @@ static void verify(ga_pattern_t *p, unsigned j, uint64_t idx)
         return;
     if (f->known && from == NONE)
         return; /* its parent was not read in step this period */
-    if (!f->known && (p->debt || p->since_try % REFIT_EVERY))
+    if (!f->known && (p->debt || p->periods % REFIT_EVERY))
         return; /* an unknown one is tried again now and then, paid for like learning */
     view_t v = {p, p->period, j, p->slot};
     bool was = f->known;
@@ -262,7 +261,7 @@ static void step(ga_pattern_t *p, const ga_pat_read_t *r)
         if (next == p->period)
             p->lost_count = 0; /* the period before went through in step */
         p->phase = 0, p->cur[0] = idx;
-        p->since_try++; /* periods, here: paces the refits of unknown transforms */
+        p->periods++;
         return;
     }
     if (next >= p->period || !same_site(r, &p->slot[next])) {

@@ -71,6 +71,8 @@ typedef struct ga_pattern {
     unsigned fits;                   /* fits tried by the last learning */
     uint64_t debt;                   /* reads before learning is tried again */
     unsigned phase;                  /* reads since the last anchor (GA_PAT_MAX: out of step) */
+    unsigned periods;                /* periods begun since learning (paces the refits of
+                                      * unknown transforms) */
     unsigned lost_at, lost_count;    /* the read where the last periods fell out of step,
                                       * and in how many in a row */
     uint64_t attempts, successes;    /* learnings tried, and those that learned (reports) */
