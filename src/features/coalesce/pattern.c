@@ -82,16 +82,40 @@ static bool fits(ga_pat_xform_t *f, const uint64_t *i, const uint64_t *j)
  * then shifts, then (if masks) a low mask alone, then a constant. */
 static bool fit(const uint64_t *i, const uint64_t *j, bool masks, ga_pat_xform_t *out)
 {
+    /* The second example decides most candidates at a glance: with the
+     * offset the first one gives, f takes i[1] to j[1] exactly when
+     * (a1 - a0) << u == j[1] - j[0] (modulo 2^64), a0 and a1 being the
+     * examples before the shift up. Only candidates passing it are tried on
+     * every example; the first to fit all, in this order, is the same. */
+    uint64_t dj = j[1] - j[0];
     for (unsigned s = 0; s < MAX_SHIFT; s++)
         for (unsigned c = 0; c < 2; c++)
-            for (unsigned x = 0; x < 2; x++)
-                for (unsigned u = 0; u <= MAX_UP; u++) {
+            for (unsigned x = 0; x < 2; x++) {
+                uint64_t d = (((i[1] >> s) & ~(uint64_t)c) ^ x) - (((i[0] >> s) & ~(uint64_t)c) ^ x);
+                /* dj != 0: only u = ctz(dj) - ctz(d) can do (no shift of a
+                 * nonzero d is zero), so the loop starts and ends there. */
+                unsigned u0 = 0, u1 = MAX_UP;
+                if (dj && !d)
+                    continue;
+                if (dj) {
+                    int t = __builtin_ctzll(dj) - __builtin_ctzll(d);
+                    if (t < 0 || t > MAX_UP)
+                        continue;
+                    u0 = u1 = (unsigned)t;
+                }
+                for (unsigned u = u0; u <= u1; u++) {
+                    if (d << u != dj)
+                        continue;
                     ga_pat_xform_t f = {.known = true, .s = (uint8_t)s, .c = (uint8_t)c,
                                         .x = (uint8_t)x, .u = (uint8_t)u};
                     if (fits(&f, i, j))
                         return *out = f, true;
                 }
+            }
     for (unsigned m = 1; masks && m < MAX_MASK; m++) {
+        uint64_t mask = (1ull << m) - 1;
+        if ((i[1] & mask) - (i[0] & mask) != dj)
+            continue;
         ga_pat_xform_t f = {.known = true, .m = (uint8_t)m};
         if (fits(&f, i, j))
             return *out = f, true;
