@@ -46,13 +46,21 @@
     if (GA_UNLIKELY(gate_))                                                             \
         ga_hooks_gate_done(rt_, GA_ID_##name, gate_)
 
+/* No feature acts on this plain call: none acts on plain calls at all
+ * (!per_call), or it neither writes nor enqueues (the tracker's brackets do
+ * nothing for it) and no gate or call hook is armed. Such calls (a context's
+ * device, a stream's capture status: several per PyTorch .item()) then go
+ * straight to the driver. */
+#define GA_QUIET(cls, stream, rt) \
+    (!GA_WRITES_##cls && (stream) == GA_NOSTREAM && !(rt)->gated && !(rt)->calls)
+
 #define GA_ENTRY(name, cls, pt, stream, params, args)                                   \
     GA_EXPORT CUresult name params                                                      \
     {                                                                                   \
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
-        if (GA_LIKELY(!rt_->per_call)) { /* no feature acts on plain calls (nor gates) */ \
+        if (GA_LIKELY(!rt_->per_call || GA_QUIET(cls, stream, rt_))) {                  \
             CUresult r0_ = real_ args;                                                  \
             GA_NOTE_FAULT(r0_);                                                         \
             ga_span_end(&span_, r0_);                                                   \
