@@ -11,9 +11,10 @@ compare_runs "$T"
 echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"
 echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "no read was served"
 echo "$SHIM_ERR" | grep -q 'gathers=[1-9]' || fail "the query phase was never gathered"
-SHIM_ENV="GPUACCEL_COALESCE=1" # as shipped: windows alone
+SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_GATHER=0" # windows alone
 compare_runs "$T"
-echo "$SHIM_ERR" | grep -q 'gathers=0' || fail "gathers made while off by default"
+echo "$SHIM_ERR" | grep -q 'gathers=0' || fail "gathers made while switched off"
+echo "$SHIM_ERR" | grep -q 'mirrors=[1-9]' || fail "no whole-column read was kept"
 compare_runs "$GA_BUILD/tests/gpu/cudart_static"
 compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
 echo "$SHIM_ERR" | grep '^gpuaccel: coalesce:'

@@ -10,6 +10,9 @@
 //             a kernel, a memset or a device-to-device copy changing a
 //             column between some queries, a buffer freed and made anew
 //             between rounds; every value checked against what was written
+//   columns   whole columns (256 KiB, 4 MiB) read again and again, changed
+//             between reads by a kernel, a memset, host-to-device and
+//             device-to-device copies and another thread's kernel
 // Prints one line per check; the library must not change any of them.
 #include <pthread.h>
 #include <cstdio>
@@ -217,6 +220,74 @@ static void query()
         CK(cudaFree(fri[m]));
 }
 
+// A column accessor: columns read whole to the host again and again (the
+// library keeps a copy of each), with a kernel, a memset, a host-to-device
+// copy, a device-to-device copy and another thread's kernel changing them
+// between reads; every word of every read checked.
+static int check_column(const unsigned *d, unsigned n, unsigned *host, unsigned salt)
+{
+    CK(cudaMemcpy(host, d, (size_t)n * 4, cudaMemcpyDeviceToHost));
+    int ok = 1;
+    for (unsigned i = 0; i < n; i++)
+        ok &= host[i] == expect(i, salt);
+    return ok;
+}
+
+static void *other_writer(void *arg)
+{
+    unsigned *d = (unsigned *)arg;
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    pattern<<<(1 << 16) / 256, 256, 0, s>>>(d, 1 << 16, 555);
+    CK(cudaStreamSynchronize(s));
+    CK(cudaStreamDestroy(s));
+    return NULL;
+}
+
+static void columns()
+{
+    const unsigned n = 1 << 16, big = 1 << 20, ncols = 4;
+    unsigned *col[ncols], *wide, *host = (unsigned *)malloc((size_t)big * 4);
+    for (unsigned c = 0; c < ncols; c++) {
+        CK(cudaMalloc(&col[c], (size_t)n * 4));
+        pattern<<<n / 256, 256>>>(col[c], n, c);
+    }
+    CK(cudaMalloc(&wide, (size_t)big * 4));
+    pattern<<<big / 256, 256>>>(wide, big, 77);
+    CK(cudaDeviceSynchronize());
+    int ok = 1;
+    for (unsigned r = 0; r < 3; r++)
+        for (unsigned c = 0; c < ncols; c++)
+            ok &= check_column(col[c], n, host, c);
+    for (unsigned r = 0; r < 3; r++)
+        ok &= check_column(wide, big, host, 77);
+    CK(cudaMemcpy(host, col[2] + 1000, 4000, cudaMemcpyDeviceToHost)); // part of a kept one
+    for (unsigned i = 0; i < 1000; i++)
+        ok &= host[i] == expect(1000 + i, 2);
+    pattern<<<n / 256, 256>>>(col[1], n, 9); // a kernel
+    ok &= check_column(col[1], n, host, 9) && check_column(col[1], n, host, 9);
+    CK(cudaMemset(col[2] + 7, 0xff, 4)); // a memset
+    CK(cudaMemcpy(host, col[2], (size_t)n * 4, cudaMemcpyDeviceToHost));
+    ok &= host[7] == 0xffffffffu && host[8] == expect(8, 2);
+    unsigned w = 4242; // a host-to-device copy
+    CK(cudaMemcpy(col[3] + 9, &w, 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(host, col[3], (size_t)n * 4, cudaMemcpyDeviceToHost));
+    ok &= host[9] == 4242 && host[10] == expect(10, 3);
+    CK(cudaMemcpy(col[0], col[1], (size_t)n * 4, cudaMemcpyDeviceToDevice)); // device to device
+    ok &= check_column(col[0], n, host, 9) && check_column(col[0], n, host, 9);
+    pattern<<<big / 256, 256>>>(wide, big, 78);
+    ok &= check_column(wide, big, host, 78) && check_column(wide, big, host, 78);
+    pthread_t t; // another thread's work on its own stream
+    pthread_create(&t, NULL, other_writer, col[3]);
+    pthread_join(t, NULL);
+    ok &= check_column(col[3], n, host, 555);
+    printf("columns ok=%d\n", ok);
+    for (unsigned c = 0; c < ncols; c++)
+        CK(cudaFree(col[c]));
+    CK(cudaFree(wide));
+    free(host);
+}
+
 int main()
 {
     skip_without_gpu();
@@ -225,5 +296,6 @@ int main()
     poll();
     threads();
     query();
+    columns();
     return 0;
 }

@@ -17,7 +17,7 @@
       " copy pays")                                                                       \
     X(GPUACCEL_COALESCE_BUDGET, SIZE, coalesce_budget, "0", "GPUACCEL_COALESCE",          \
       "most host bytes mirrors and large reads' copies hold; 0: an eighth of host memory") \
-    X(GPUACCEL_COALESCE_GATHER, BOOL, coalesce_gather, "0", "GPUACCEL_COALESCE",          \
+    X(GPUACCEL_COALESCE_GATHER, BOOL, coalesce_gather, "1", "GPUACCEL_COALESCE",          \
       "1 learns a query phase's read pattern and fetches each query's reads with one"    \
       " kernel launch")
 
