@@ -7,10 +7,13 @@
  *   mirror-pin  memcpy from a page-locked copy kept from before (a repeat)
  *   mirror-heap memcpy from a malloc'd copy kept from before (a repeat)
  *   mirror-T    the same as mirror-heap split over T threads (2, 4)
+ *   pcopy       the same as mirror-heap through the library's ga_pcopy
+ *               (src/features/coalesce/pcopy.c, built in)
  * Prints the mean microseconds a column read for each, and how many words of
  * the last copy differ from the driver's (must be 0).
  * usage: colprobe [LOG_WORDS] [COLUMNS] [ITERATIONS]
- * Built on the GPU machine: gcc -O2 -I/usr/local/cuda/include colprobe.c -lcuda -lpthread */
+ * Built on the GPU machine: gcc -O2 -I/usr/local/cuda/include -I../../src colprobe.c
+ *   ../../src/features/coalesce/pcopy.c -lcuda -lpthread */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +24,7 @@
 
 #include "../../tests/progs/linked.h" /* CK, linked_context */
 #include "../clock.h"
+#include "features/coalesce/pcopy.h"
 
 enum { MAXC = 64, MAXT = 4 };
 
@@ -94,8 +98,8 @@ int main(int argc, char **argv)
     for (unsigned t = 1; t < MAXT; t++)
         pthread_create(&th, NULL, worker, (void *)(uintptr_t)t);
     const char *names[] = {"driver", "pinned", "mirror-pin", "mirror-heap", "mirror-2",
-                           "mirror-4"};
-    enum { NV = 6 };
+                           "mirror-4", "pcopy"};
+    enum { NV = 7 };
     double total[NV] = {0};
     long bad[NV] = {0};
     for (int it = -20; it < iters; it++) {
@@ -112,6 +116,7 @@ int main(int argc, char **argv)
                 case 3: memcpy(user, heap[k], bytes); break;
                 case 4: par_copy(user, heap[k], bytes, 2); break;
                 case 5: par_copy(user, heap[k], bytes, 4); break;
+                case 6: ga_pcopy(user, heap[k], bytes); break;
                 }
             }
             double t1 = now_us();

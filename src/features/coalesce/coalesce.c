@@ -99,6 +99,8 @@ typedef struct slot {
     bool big;             /* host is malloc'd (a mirror), counted in held_bytes */
     bool counted;         /* host is page-locked and counted in held_bytes (a large read's) */
     unsigned readers;     /* threads copying out of host unlocked: not to be claimed */
+    CUdeviceptr alloc_base; /* the allocation the window lies in (for the learner) */
+    size_t alloc_size;
 } slot_t;
 
 /* Allocations reads missed in, this generation (epoch and work sequence). */
@@ -282,9 +284,11 @@ static bool serve_gathered_locked(void *dst, CUdeviceptr src, size_t n)
     return true;
 }
 
-/* Serve [src, src+n) into dst from the last gather or a valid window. */
-static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
+/* Serve [src, src+n) into dst from the last gather or a valid window (*from:
+ * the window, else NULL). */
+static bool serve_locked(void *dst, CUdeviceptr src, size_t n, const slot_t **from)
 {
+    *from = NULL;
     if (serve_gathered_locked(dst, src, n))
         return true;
     if (valid_epoch != ga_epoch_read() || valid_work != ga_work_seq_read())
@@ -295,7 +299,7 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n)
             if (!slot_valid(s))
                 continue; /* stale; a mirror made since may hold it */
             memcpy(dst, (const char *)s->host + (src - s->base), n);
-            s->used = ++clock_tick;
+            s->used = ++clock_tick, *from = s;
             return true;
         }
     }
@@ -332,6 +336,14 @@ static bool serve_large(void *dst, CUdeviceptr src, size_t n)
     return true;
 }
 
+/* Remember an allocation reads fell in, for the learner. */
+static void add_range_locked(CUdeviceptr base, size_t size)
+{
+    ranges[ranges_next].base = base, ranges[ranges_next].size = size;
+    ranges_last = ranges_next;
+    ranges_next = (ranges_next + 1) % N_RANGES;
+}
+
 /* Tell the learner of a small synchronous read, served or not (the program's
  * own sequence of reads, which repeats query after query; which of them
  * windows serve does not), if its allocation is in the cache of ranges. */
@@ -349,16 +361,35 @@ static bool note_known_locked(CUdeviceptr src, size_t n)
     return false;
 }
 
+/* Reads that went to the device since the last query began, and in the
+ * query before: a query whose first read a window serves is still gathered
+ * when the query before it paid round trips (its other reads miss). */
+static _Atomic unsigned period_misses, last_period_misses;
+
 /* Serve from a window or a gather; with note, tell the learner of the read
- * under the same lock (*noted: it was told). */
-static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted)
+ * under the same lock (*noted: it was told; a read a window serves tells it
+ * of the window's allocation if it knew none). *gather: the read begins a
+ * query that windows served but partly, worth a gather though served. */
+static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted, bool *gather)
 {
     if (ga_serving_off()) /* a captured copy must reach the graph; a fault, the program */
         return false;
+    const slot_t *from;
     pthread_mutex_lock(&lock);
     if (note)
         *noted = note_known_locked(src, n);
-    bool ok = serve_locked(dst, src, n);
+    bool ok = serve_locked(dst, src, n, &from);
+    if (note && !*noted && from && from->alloc_size) {
+        add_range_locked(from->alloc_base, from->alloc_size);
+        ga_pat_note(&pattern, &(ga_pat_read_t){from->alloc_base, from->alloc_size,
+                                               src - from->alloc_base, (uint32_t)n});
+        *noted = true;
+    }
+    if (*noted && ga_pat_at_anchor(&pattern)) {
+        unsigned m = atomic_exchange_explicit(&period_misses, 0, memory_order_relaxed);
+        atomic_store_explicit(&last_period_misses, m, memory_order_relaxed);
+        *gather = ok && m >= 2;
+    }
     pthread_mutex_unlock(&lock);
     if (ok) {
         atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
@@ -629,6 +660,8 @@ typedef struct fill {
     uint64_t epoch, work; /* read before the memory was found cacheable */
     bool big;             /* a mirror: a whole allocation (plain host memory) */
     bool exact;           /* a large read's own range (page-locked, counted) */
+    CUdeviceptr alloc_base; /* the allocation it lies in */
+    size_t alloc_size;
 } fill_t;
 
 /* Count a miss in the allocation at base, this generation. */
@@ -687,6 +720,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
     f->ctx = ga_current_ctx(rt);
     if (!f->ctx || ga_serving_off() || !cacheable(rt, src, &range))
         return false;
+    f->alloc_base = range.base, f->alloc_size = range.size;
     pthread_mutex_lock(&lock);
     if (plan_locked(rt, &range, may_mirror, f) < need) { /* not read often enough yet */
         pthread_mutex_unlock(&lock);
@@ -742,6 +776,7 @@ static void record_window_locked(const fill_t *f)
     slot_t *s = f->slot;
     s->base = f->base, s->len = f->len, s->epoch = f->epoch, s->work = f->work;
     s->used = ++clock_tick, s->grow = f->grow, s->next_expected = f->base + f->len;
+    s->alloc_base = f->alloc_base, s->alloc_size = f->alloc_size;
 }
 
 /* ---- the synchronous read ------------------------------------------------------ */
@@ -910,9 +945,7 @@ static void note_new(const ga_rt_t *rt, CUdeviceptr src, size_t n)
     if (!rt->cfg.coalesce_gather || n > GA_GATHER_CELL || !cacheable(rt, src, &rg))
         return;
     pthread_mutex_lock(&lock);
-    ranges[ranges_next].base = rg.base, ranges[ranges_next].size = rg.size;
-    ranges_last = ranges_next;
-    ranges_next = (ranges_next + 1) % N_RANGES;
+    add_range_locked(rg.base, rg.size);
     ga_pat_note(&pattern, &(ga_pat_read_t){rg.base, rg.size, src - rg.base, (uint32_t)n});
     pthread_mutex_unlock(&lock);
 }
@@ -1127,8 +1160,13 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);
     bool noted = false, note = kind == R_SYNC && rt->cfg.coalesce_gather && n <= GA_GATHER_CELL;
+    bool gather = false;
     size_t largest = window_unit(rt) > rt->cfg.coalesce_max ? window_unit(rt) : rt->cfg.coalesce_max;
-    if (idle && (n <= largest ? serve(dst, src, n, note, &noted) : serve_large(dst, src, n))) {
+    if (idle &&
+        (n <= largest ? serve(dst, src, n, note, &noted, &gather) : serve_large(dst, src, n))) {
+        CUresult g; /* a gather rewrites dst with the same bytes: nothing ran since */
+        if (gather)
+            gather_and_serve(rt, as, dst, src, n, true, &g);
         *r = CUDA_SUCCESS;
         return true;
     }
@@ -1138,6 +1176,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
         return kind == R_SYNC && n > largest && large_fill(rt, as, dst, src, n, r);
     offered.src = src, offered.n = n, offered.candidate = true;
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&period_misses, 1, memory_order_relaxed);
     /* Synchronous: where a learned query begins, its reads gathered; else
      * replaced by a window fill at the same stream position. */
     if (kind == R_SYNC && gather_and_serve(rt, as, dst, src, n, noted, r))
