@@ -273,9 +273,13 @@ static bool serve_gathered_locked(void *dst, CUdeviceptr src, size_t n)
     if (!gat_n || gat_epoch != ga_epoch_read() || gat_work != ga_work_seq_read())
         return false;
     unsigned k = gat_n;
-    for (unsigned i = 0; i < GAT_AHEAD && k == gat_n; i++)
-        if (gat_holds((gat_next + i) % gat_n, src, n))
-            k = (gat_next + i) % gat_n;
+    for (unsigned i = 0; i < GAT_AHEAD && k == gat_n; i++) {
+        unsigned at = gat_next + i; /* wrapped without a division: once per read */
+        while (at >= gat_n)
+            at -= gat_n;
+        if (gat_holds(at, src, n))
+            k = at;
+    }
     if (k == gat_n && !gat_holds(k = gat_find_locked(src), src, n))
         return false;
     memcpy(dst, gat[k].bytes + (src - gat[k].src), n);

@@ -33,6 +33,10 @@ static bool same_site(const ga_pat_read_t *a, const ga_pat_read_t *b)
 /* The element index of a read; NONE if it is not aligned to its length. */
 static uint64_t index_of(const ga_pat_read_t *r)
 {
+    if (r->n && !(r->n & (r->n - 1))) { /* a power of two (nearly every read): no division */
+        unsigned sh = (unsigned)__builtin_ctz(r->n);
+        return r->off & (r->n - 1) ? NONE : r->off >> sh;
+    }
     return r->n && r->off % r->n == 0 ? r->off / r->n : NONE;
 }
 

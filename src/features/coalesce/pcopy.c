@@ -54,10 +54,12 @@ static struct {
     _Atomic size_t n;
     _Atomic uint32_t chunks;
 } job;
-static _Atomic uint32_t gen;      /* copies begun */
-static _Atomic uint64_t claim;    /* generation << 32 | next chunk */
-static _Atomic uint32_t done;     /* chunks of this copy copied */
-static _Atomic unsigned sleeping; /* helpers waiting on `wake` */
+/* One cache line each: spinning helpers read `gen` while the copiers hammer
+ * `claim` and `done`. */
+static _Alignas(64) _Atomic uint32_t gen;      /* copies begun */
+static _Alignas(64) _Atomic uint64_t claim;    /* generation << 32 | next chunk */
+static _Alignas(64) _Atomic uint32_t done;     /* chunks of this copy copied */
+static _Alignas(64) _Atomic unsigned sleeping; /* helpers waiting on `wake` */
 
 static uint64_t now_ns(void)
 {
