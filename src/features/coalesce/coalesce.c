@@ -563,10 +563,16 @@ static buffer_t detach_buffer(slot_t *s)
 /* Bytes mirrors may hold: the setting, or an eighth of host memory. */
 static uint64_t budget(const ga_rt_t *rt)
 {
+    static _Atomic uint64_t eighth; /* of host memory, asked once (sysconf is a system call) */
     if (rt->cfg.coalesce_budget)
         return rt->cfg.coalesce_budget;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : (1ull << 30);
+    uint64_t e = atomic_load_explicit(&eighth, memory_order_relaxed);
+    if (!e) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        e = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : (1ull << 30);
+        atomic_store_explicit(&eighth, e, memory_order_relaxed);
+    }
+    return e;
 }
 
 /* Is copying `size` bytes once worth it after `missed` round trips? */
