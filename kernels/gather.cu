@@ -11,7 +11,8 @@
  *         sed 's/^[.]version [0-9.]*$/.version 7.8/' >kernels/gather.ptx
  * (the .version lowered so that drivers from CUDA 11.8 on take it; the code
  * uses nothing newer) and embedded in the library (gather_ptx.c, built from
- * it), so a build without nvcc has it too. */
+ * it), so a build without nvcc has it too. A build with nvcc embeds a fatbin
+ * of this file instead: machine code for NVCC_ARCH and compute_75 PTX. */
 struct ga_gather_read {
     unsigned long long src;
     unsigned n, pad;

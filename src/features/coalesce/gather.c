@@ -28,7 +28,10 @@
 
 #include "core/log.h"
 
-extern const char ga_gather_ptx[]; /* gather_ptx.c, made from kernels/gather.ptx */
+/* gather_ptx.c: a fatbin built from kernels/gather.cu where nvcc was found
+ * (machine code, no compilation at first use), else the PTX of
+ * kernels/gather.ptx; the driver takes either. */
+extern const unsigned char ga_gather_image[];
 
 /* The kernel's parameter and list entry, as kernels/gather.cu declares them. */
 typedef struct gather_read {
@@ -68,7 +71,7 @@ static bool load_locked(const ga_rt_t *rt)
     __typeof__(&cuLibraryLoadData) load = GA_REAL(rt, GA_ID_cuLibraryLoadData, cuLibraryLoadData);
     __typeof__(&cuLibraryGetKernel) get = GA_REAL(rt, GA_ID_cuLibraryGetKernel, cuLibraryGetKernel);
     CUresult r = CUDA_ERROR_NOT_FOUND;
-    if (load && get && (r = load(&library, ga_gather_ptx, NULL, NULL, 0, NULL, NULL, 0)) ==
+    if (load && get && (r = load(&library, ga_gather_image, NULL, NULL, 0, NULL, NULL, 0)) ==
                            CUDA_SUCCESS &&
         (r = get(&kernel, library, "ga_gather")) != CUDA_SUCCESS)
         kernel = NULL;
