@@ -414,12 +414,13 @@ static bool column(CUdeviceptr d, size_t n, uint32_t *got)
 
 /* A column accessor: a read larger than a window copies its own range once
  * (through the library's page-locked memory) and later reads of it are served
- * from there, every byte the device's, until a write or any work; a read over
- * an eighth of the budget goes to the driver; one over 1 MiB is kept only
- * the second time it is read in one generation. */
+ * from there, every byte the device's, until a write or any work; the first
+ * read of a generation does so only into page-locked memory already kept,
+ * else the second; a read over an eighth of the budget goes to the driver;
+ * one over 1 MiB is kept only the second time it is read in one generation. */
 static void column_reads(void)
 {
-    enum { COL = 16 * W, BIG = (1 << 20) + 8 * W };
+    enum { COL = 16 * W, MID = 40 * W, BIG = (1 << 20) + 8 * W };
     static uint32_t got[BIG / 4];
     CUdeviceptr c = fresh(COL), big = fresh(BIG);
     tally_t t = tally();
@@ -434,6 +435,15 @@ static void column_reads(void)
     ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async);
     t = tally();
     CHECK(column(c, COL, got) && since(t).copies == 1);
+    CUdeviceptr c2 = fresh(MID); /* larger than any page-locked buffer kept so far */
+    t = tally();
+    CHECK(column(c2, MID, got) && since(t).copies == 1 && since(t).fills == 0);
+    CHECK(column(c2, MID, got) && since(t).copies == 2 && since(t).fills == 1);
+    CHECK(column(c2, MID, got) && since(t).copies == 2 && since(t).hits == 1);
+    memset_word(c2 + W, 7); /* a new generation: its buffer is there, filled at once */
+    t = tally();
+    CHECK(column(c2, MID, got) && got[W / 4] == 7 && since(t).copies == 1 &&
+          since(t).fills == 1);
     t = tally();
     CHECK(column(big, BIG, got) && since(t).copies == 1 && since(t).fills == 0);
     CHECK(column(big, BIG, got) && since(t).copies == 2 && since(t).fills == 1);
