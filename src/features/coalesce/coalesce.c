@@ -45,10 +45,11 @@
  * host to take one value, the same unchanged columns again and again. A read
  * larger than a window copies its own range into page-locked memory the
  * library keeps (counted against the budget) and from there to the program,
- * the second time its allocation is read in one generation, or at once (up to
- * 1 MiB: faster than the driver's copy to pageable memory) when a free slot
- * has the page-locked memory already (a program that reads each buffer once
- * never has memory page-locked for it); later reads
+ * at once (up to 1 MiB: faster than the driver's copy to pageable memory) or
+ * the second time its allocation is read in one generation, when a free slot
+ * has the page-locked memory already, else the third time (a program that
+ * reads each buffer once or twice never has memory page-locked for it); later
+ * reads
  * of it are served from that copy under the windows' rules. Copies out of it
  * of 128 KiB and more are shared with a few helper threads (pcopy.h): one
  * thread's memcpy of 4 MiB is no faster than the driver's copy.
@@ -756,11 +757,11 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
         prev = &prev_copy;
     }
     slot_t *s = claim_locked(f->big, f->exact ? n : window_unit(rt), f->ctx);
-    /* A large read's first time in its generation fills only into page-locked
-     * memory already there (a column read round after round); making some
-     * is paid only by a range read again (a program that reads each buffer
-     * once must not page-lock memory for it). */
-    if (s && f->exact && seen < 2 &&
+    /* A large read fills into page-locked memory already there (a column
+     * read round after round); making some (about a millisecond for 4 MiB)
+     * waits for the allocation's third read in one generation (a program
+     * that reads each buffer once or twice must not page-lock memory for it). */
+    if (s && f->exact && seen < 3 &&
         !(s->host && !s->big && s->cap >= n && s->ctx == f->ctx && free_slot_locked(s)))
         s = NULL;
     for (int i = 0; s && st && i < N_SLOTS; i++)
@@ -1151,10 +1152,10 @@ static bool src_is_device(const ga_rt_t *rt, CUdeviceptr src)
  * page-locked memory and from there to the program (on an H100 host, 25 us
  * for 256 KiB against the driver's 42 us straight to pageable memory), kept
  * for the next read of it under the windows' rules. Up to LARGE_FIRST bytes
- * that pays at once when a free slot has the page-locked memory already
- * (begin_fill); otherwise, and for larger reads, the range is filled the
- * second time its allocation is read in one generation (a 4 MiB fill and
- * one thread's copy cost more than the driver's copy: 462 us against 358). */
+ * that pays at once; larger reads wait for the second read of their
+ * allocation in one generation (a 4 MiB fill and one thread's copy cost more
+ * than the driver's copy: 462 us against 358). Either fills only into
+ * page-locked memory a free slot has, until the third read (begin_fill). */
 enum { LARGE_FIRST = 1 << 20, LARGE_SHARE = 8 };
 static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                        CUresult *r)
