@@ -343,7 +343,8 @@ static bool serve_large(void *dst, CUdeviceptr src, size_t n)
         return false;
     ga_pcopy(dst, from, n);
     pthread_mutex_lock(&lock);
-    hit->readers--;
+    if (hit->readers) /* (zeroed if its context was destroyed meanwhile) */
+        hit->readers--;
     pthread_mutex_unlock(&lock);
     atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
     return true;
