@@ -49,10 +49,9 @@
  * the second time its allocation is read in one generation, when a free slot
  * has the page-locked memory already, else the third time (a program that
  * reads each buffer once or twice never has memory page-locked for it); later
- * reads
- * of it are served from that copy under the windows' rules. Copies out of it
- * of 128 KiB and more are shared with a few helper threads (pcopy.h): one
- * thread's memcpy of 4 MiB is no faster than the driver's copy.
+ * reads of it are served from that copy under the windows' rules. Copies out
+ * of it of 128 KiB and more are shared with a few helper threads (pcopy.h):
+ * one thread's memcpy of 4 MiB is no faster than the driver's copy.
  *
  * Owns: the window slots and the shared-memory set, under `lock`.
  * Must never: call the driver holding `lock`; serve a read from a window whose
@@ -227,6 +226,12 @@ static bool free_slot_locked(const slot_t *s)
     return s->state == S_EMPTY || !slot_valid(s);
 }
 
+/* Its buffer takes a fill of len bytes of this kind in ctx as it is. */
+static bool buffer_fits(const slot_t *s, bool big, size_t len, CUcontext ctx)
+{
+    return s->host && s->big == big && s->cap >= len && s->ctx == ctx;
+}
+
 /* The newest epoch and work sequence any window was made valid in: a window
  * is valid only while both are still current, and both only grow, so when
  * either has moved past these no window is valid and none need be looked at
@@ -297,6 +302,23 @@ static bool serve_gathered_locked(void *dst, CUdeviceptr src, size_t n)
     return true;
 }
 
+/* The valid window or mirror holding [src, src+n), or NULL; marked used. */
+static slot_t *holding_locked(CUdeviceptr src, size_t n)
+{
+    if (valid_epoch != ga_epoch_read() || valid_work != ga_work_seq_read())
+        return NULL;
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        /* (a stale one is passed: a mirror made since may hold the range) */
+        if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len &&
+            slot_valid(s)) {
+            s->used = ++clock_tick;
+            return s;
+        }
+    }
+    return NULL;
+}
+
 /* Serve [src, src+n) into dst from the last gather or a valid window (*from:
  * the window, else NULL). */
 static bool serve_locked(void *dst, CUdeviceptr src, size_t n, const slot_t **from)
@@ -304,19 +326,10 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n, const slot_t **fr
     *from = NULL;
     if (serve_gathered_locked(dst, src, n))
         return true;
-    if (valid_epoch != ga_epoch_read() || valid_work != ga_work_seq_read())
-        return false;
-    for (int i = 0; i < N_SLOTS; i++) {
-        slot_t *s = &slots[i];
-        if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len) {
-            if (!slot_valid(s))
-                continue; /* stale; a mirror made since may hold it */
-            memcpy(dst, (const char *)s->host + (src - s->base), n);
-            s->used = ++clock_tick, *from = s;
-            return true;
-        }
-    }
-    return false;
+    slot_t *s = holding_locked(src, n);
+    if (s)
+        memcpy(dst, (const char *)s->host + (src - s->base), n), *from = s;
+    return s != NULL;
 }
 
 /* Serve a read larger than a window from a valid slot that holds it (a large
@@ -326,18 +339,11 @@ static bool serve_large(void *dst, CUdeviceptr src, size_t n)
 {
     if (ga_serving_off())
         return false;
-    slot_t *hit = NULL;
     const char *from = NULL;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < N_SLOTS && !hit && valid_epoch == ga_epoch_read() &&
-                    valid_work == ga_work_seq_read();
-         i++) {
-        slot_t *s = &slots[i];
-        if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len && slot_valid(s))
-            hit = s, from = (const char *)s->host + (src - s->base);
-    }
+    slot_t *hit = holding_locked(src, n);
     if (hit)
-        hit->readers++, hit->used = ++clock_tick;
+        hit->readers++, from = (const char *)hit->host + (src - hit->base);
     pthread_mutex_unlock(&lock);
     if (!hit)
         return false;
@@ -375,10 +381,10 @@ static bool note_known_locked(CUdeviceptr src, size_t n)
     return false;
 }
 
-/* Reads that went to the device since the last query began, and in the
- * query before: a query whose first read a window serves is still gathered
- * when the query before it paid round trips (its other reads miss). */
-static _Atomic unsigned period_misses, last_period_misses;
+/* Reads that went to the device since the last query began: a query whose
+ * first read a window serves is still gathered when the query before it paid
+ * round trips (its other reads miss). */
+static _Atomic unsigned period_misses;
 
 /* Serve from a window or a gather; with note, tell the learner of the read
  * under the same lock (*noted: it was told; a read a window serves tells it
@@ -401,7 +407,6 @@ static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted, 
     }
     if (*noted && ga_pat_at_anchor(&pattern)) {
         unsigned m = atomic_exchange_explicit(&period_misses, 0, memory_order_relaxed);
-        atomic_store_explicit(&last_period_misses, m, memory_order_relaxed);
         *gather = ok && m >= 2;
     }
     pthread_mutex_unlock(&lock);
@@ -430,10 +435,8 @@ static slot_t *claim_locked(bool big, size_t len, CUcontext ctx)
         slot_t *s = &slots[i];
         if (in_flight(s) || s->readers)
             continue;
-        bool free_now = s->state == S_EMPTY || !slot_valid(s);
         bool kind = !s->host || s->big == big;
-        bool fits = s->host && s->big == big && s->cap >= len && s->ctx == ctx;
-        int score = free_now * 4 + fits * 2 + kind;
+        int score = free_slot_locked(s) * 4 + buffer_fits(s, big, len, ctx) * 2 + kind;
         if (score > best_score || (score == best_score && s->used < best->used))
             best = s, best_score = score;
     }
@@ -570,7 +573,8 @@ static buffer_t detach_buffer(slot_t *s)
     return b;
 }
 
-/* Bytes mirrors may hold: the setting, or an eighth of host memory. */
+/* Bytes mirrors and large reads' copies may hold: the setting, or an eighth
+ * of host memory. */
 static uint64_t budget(const ga_rt_t *rt)
 {
     static _Atomic uint64_t eighth; /* of host memory, asked once (sysconf is a system call) */
@@ -762,8 +766,7 @@ static bool begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_st
      * read round after round); making some (about a millisecond for 4 MiB)
      * waits for the allocation's third read in one generation (a program
      * that reads each buffer once or twice must not page-lock memory for it). */
-    if (s && f->exact && seen < 3 &&
-        !(s->host && !s->big && s->cap >= n && s->ctx == f->ctx && free_slot_locked(s)))
+    if (s && f->exact && seen < 3 && !(free_slot_locked(s) && buffer_fits(s, false, n, f->ctx)))
         s = NULL;
     for (int i = 0; s && st && i < N_SLOTS; i++)
         if (in_flight(&slots[i]) && slots[i].fill_st == st)
