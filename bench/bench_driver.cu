@@ -3,7 +3,8 @@
  * pass-through overhead: cudart-free, straight to libcuda (linked -lcuda).
  *
  *   bench_driver --op ctxget|launch|dtoh|record|query-done|launch-record|
- *                     launch-record-query|alloc-free [--count N] [--size BYTES]
+ *                     launch-record-query|alloc-free|sync-idle|item [--count N]
+ *                     [--size BYTES]
  *
  * ctxget: cuCtxGetCurrent; launch: cuLaunchKernel of an empty kernel on the
  * legacy stream (synchronized at the end); dtoh: 4-byte cuMemcpyDtoH.
@@ -14,6 +15,8 @@
  * which usually finds it pending (the count of pending answers is printed).
  * alloc-free: cuMemAlloc_v2 of --size bytes (default 4096) and cuMemFree_v2,
  * the pool's churn without cudart's own work around each call.
+ * sync-idle: cuStreamSynchronize of the idle legacy stream; item: a 4-byte
+ * cuMemcpyDtoHAsync on it and its cuStreamSynchronize (PyTorch's .item()).
  * Prints "result driver <microseconds per call>" and a digest of what it read.
  */
 #include <cuda.h>
@@ -33,10 +36,10 @@ static const char ptx[] =
 /* The op is looked up once: string compares in the loop would be timed with
  * calls as cheap as cuCtxGetCurrent (~12 ns). */
 enum op { OP_CTXGET, OP_LAUNCH, OP_DTOH, OP_RECORD, OP_QUERY_DONE, OP_LAUNCH_RECORD,
-          OP_LAUNCH_RECORD_QUERY, OP_ALLOC_FREE, N_OPS };
+          OP_LAUNCH_RECORD_QUERY, OP_ALLOC_FREE, OP_SYNC_IDLE, OP_ITEM, N_OPS };
 static const char *const op_names[N_OPS] = {"ctxget", "launch", "dtoh", "record", "query-done",
                                             "launch-record", "launch-record-query",
-                                            "alloc-free"};
+                                            "alloc-free", "sync-idle", "item"};
 
 static enum op op_named(const char *name)
 {
@@ -44,7 +47,8 @@ static enum op op_named(const char *name)
         if (!strcmp(name, op_names[o]))
             return (enum op)o;
     fprintf(stderr, "bench_driver: --op %s: expected one of ctxget, launch, dtoh, record, "
-                    "query-done, launch-record, launch-record-query, alloc-free\n", name);
+                    "query-done, launch-record, launch-record-query, alloc-free, sync-idle, "
+                    "item\n", name);
     exit(2);
 }
 
@@ -89,6 +93,14 @@ int main(int argc, char **argv)
             }
             case OP_DTOH:
                 CK(cuMemcpyDtoH(&v, buf + 4 * (i % 1024), 4));
+                sum += v;
+                break;
+            case OP_SYNC_IDLE: /* a stream with nothing in flight */
+                CK(cuStreamSynchronize(NULL));
+                break;
+            case OP_ITEM: /* PyTorch's .item() in the driver API: async read, sync */
+                CK(cuMemcpyDtoHAsync(&v, buf + 4 * (i % 1024), 4, NULL));
+                CK(cuStreamSynchronize(NULL));
                 sum += v;
                 break;
             case OP_RECORD:
