@@ -23,7 +23,7 @@ def run_once(cmd, env, mark):
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     t_mark = None
-    for line in p.stderr:
+    for line in p.stdout:
         if t_mark is None and mark.search(line.decode(errors="replace")):
             t_mark = time.perf_counter()
     p.wait()

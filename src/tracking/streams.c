@@ -277,6 +277,16 @@ bool ga_ctx_idle(CUcontext ctx)
     return idle;
 }
 
+bool ga_stream_ctx_idle(const ga_rt_t *rt, CUstream h, bool per_thread)
+{
+    if (h == GA_NOSTREAM) {
+        CUcontext cur = ga_current_ctx(rt);
+        return cur && ga_ctx_idle(cur);
+    }
+    ga_stream_t *st = ga_stream_get(rt, h, per_thread);
+    return st && st->ctx && ga_ctx_idle(st->ctx);
+}
+
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
 {
     /* Querying a stream under capture would invalidate the capture; another

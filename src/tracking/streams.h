@@ -156,6 +156,11 @@ unsigned ga_streams_contexts(void);
 /* Is every known stream of `ctx` idle? */
 bool ga_ctx_idle(CUcontext ctx);
 
+/* Is the context of the stream the program named (the current one for the
+ * default streams; GA_NOSTREAM: the current context) one with nothing in
+ * flight that the tracker knows of? False for a handle it does not know. */
+bool ga_stream_ctx_idle(const ga_rt_t *rt, CUstream h, bool per_thread);
+
 /* Ask the driver about every busy stream of `ctx` (the current context) and
  * mark those that finished idle. True if all are idle now. */
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx);

@@ -197,8 +197,14 @@ static CUresult stub_stream_query(CUstream s)
     return CUDA_SUCCESS;
 }
 
+static unsigned stub_nsyncs; /* stream synchronizations the driver was asked for */
+
 static CUresult stub_stream_sync(CUstream s)
 {
+    stub_nsyncs++;
+    if (s != NULL && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
+        stub_stream_index(s) < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
     stub_complete(s);
     return CUDA_SUCCESS;
 }

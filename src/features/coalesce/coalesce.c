@@ -187,6 +187,7 @@ static struct {
     unsigned char out[GA_GATHER_MAX * GA_GATHER_CELL];
 } area;                               /* guarded by area_lock */
 static _Atomic uint64_t gathers, gathered_reads, gather_hits, forgotten;
+static _Atomic uint64_t idle_syncs; /* synchronizations answered: nothing was in flight */
 enum { POOR_LIMIT = 8 };
 
 static bool worth_filling(void)
@@ -1119,6 +1120,22 @@ static void co_synced(const ga_rt_t *rt, CUstream h, bool pt, CUcontext ctx, uin
         install_covered(rt, NULL, ctx, began);
 }
 
+/* A synchronization of a stream (or of the context) whose context has nothing
+ * in flight: a read served from a window leaves the program's stream sync of
+ * .item() nothing to wait for, yet the driver's own answer to it costs about as
+ * much as the served read did (bench row driver-sync-idle). The tracker knows
+ * the context idle only after successful waits for everything counted on its
+ * streams, so no error can be pending there that the driver would report;
+ * a handle it cannot vouch for, a capture or a sticky error goes to the driver. */
+static bool co_sync(const ga_rt_t *rt, CUstream h, bool pt, CUresult *r)
+{
+    if (!rt->cfg.coalesce || !rt->track || ga_serving_off() || !ga_stream_ctx_idle(rt, h, pt))
+        return false;
+    atomic_fetch_add_explicit(&idle_syncs, 1, memory_order_relaxed);
+    *r = CUDA_SUCCESS;
+    return true;
+}
+
 /* ---- the read handlers ------------------------------------------------------ */
 
 typedef enum { R_SYNC, R_ASYNC } read_kind_t;
@@ -1289,6 +1306,7 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->gathered = atomic_load(&gathered_reads);
     s->gather_hits = atomic_load(&gather_hits);
     s->forgotten = atomic_load(&forgotten);
+    s->idle_syncs = atomic_load(&idle_syncs);
     pthread_mutex_lock(&lock);
     s->learn_tries = pattern.attempts, s->learned = pattern.successes, s->fits = pattern.fits_total;
     s->forgotten += pattern.lost;
@@ -1309,14 +1327,14 @@ static void co_report(void)
     if (s.hits + s.misses + s.mirrors)
         ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu mirrors=%llu "
                 "mirror_bytes=%llu gathers=%llu gathered=%llu gather_hits=%llu learned=%llu/%llu "
-                "fits=%llu forgotten=%llu",
+                "fits=%llu forgotten=%llu idle_syncs=%llu",
                 (unsigned long long)s.hits, (unsigned long long)s.misses,
                 (unsigned long long)s.fills, (unsigned long long)s.fill_bytes,
                 (unsigned long long)s.mirrors, (unsigned long long)s.mirror_bytes,
                 (unsigned long long)s.gathers, (unsigned long long)s.gathered,
                 (unsigned long long)s.gather_hits, (unsigned long long)s.learned,
                 (unsigned long long)s.learn_tries, (unsigned long long)s.fits,
-                (unsigned long long)s.forgotten);
+                (unsigned long long)s.forgotten, (unsigned long long)s.idle_syncs);
 }
 
 static void fork_child(void)
@@ -1362,6 +1380,7 @@ const ga_feature_t ga_feature_coalesce = {
     .read_issued = co_read_issued,
     .shared = co_shared,
     .synced = co_synced,
+    .sync = co_sync,
     .stream_gone = co_stream_gone,
     .ctx_gone = co_ctx_gone,
 };

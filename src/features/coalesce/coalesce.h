@@ -13,6 +13,7 @@ typedef struct ga_coalesce_stats {
     uint64_t hits, misses, fills, fill_bytes, mirrors, mirror_bytes;
     uint64_t gathers, gathered, gather_hits; /* gathers made, reads they fetched, served */
     uint64_t learn_tries, learned, fits, forgotten; /* the read-pattern learner (pattern.h) */
+    uint64_t idle_syncs; /* synchronizations answered: their context had nothing in flight */
 } ga_coalesce_stats_t;
 void ga_coalesce_stats(ga_coalesce_stats_t *s);
 

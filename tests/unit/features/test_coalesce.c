@@ -7,7 +7,8 @@
  * loop sees the flag flip); managed, host-mapped, shareable and IPC memory is
  * never cached; a device or managed "host" destination goes to the driver; a
  * loop that writes before every read backs off; an asynchronous read's window
- * is installed at the stream sync only if nothing was enqueued since; nothing
+ * is installed at the stream sync only if nothing was enqueued since; a sync
+ * of a context with nothing in flight is answered without the driver; nothing
  * is served while a capture is open. Mirrors: reads that keep missing in one
  * allocation get the whole allocation copied once, when the cost model says it
  * pays and the budget allows; a larger read is served from one; a write or
@@ -310,6 +311,51 @@ static void async_fill_installed_at_sync(void)
           since(t).copies == 1);
 }
 
+/* A sync whose context has nothing in flight is answered without the driver
+ * (the .item() loop's sync after a served read); one with work anywhere in
+ * the context, during a capture, or of a handle the driver rejects goes to
+ * the driver. */
+static void idle_syncs_answered(void)
+{
+    calm();
+    CUdeviceptr d = fresh(W);
+    CHECK(rd_async(d + 8, s_async) == *stub_word(d + 8)); /* the fill, installed at its sync */
+    tally_t t = tally();
+    unsigned n = stub_nsyncs;
+    for (int k = 0; k < 16; k++)
+        CHECK(rd_async(d + 4 * (unsigned)k, s_async) == *stub_word(d + 4 * (unsigned)k));
+    CHECK(since(t).hits == 16 && since(t).copies == 0 && stub_nsyncs == n);
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, NULL) == CUDA_SUCCESS &&
+          ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_nb) == CUDA_SUCCESS &&
+          stub_nsyncs == n);
+
+    enqueue_only(s_other); /* work elsewhere in the context: every stream's sync waits */
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async) == CUDA_SUCCESS &&
+          stub_nsyncs == n + 1);
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_other) == CUDA_SUCCESS &&
+          stub_nsyncs == n + 2);
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async) == CUDA_SUCCESS &&
+          stub_nsyncs == n + 2); /* idle again */
+
+    stub_capture_begin(&rt, s_cap);
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async) == CUDA_SUCCESS &&
+          stub_nsyncs == n + 3);
+    stub_capture_end(&rt, s_cap);
+    ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_cap);
+
+    /* a handle no stream has: the driver's own error */
+    uint32_t bogus;
+    n = stub_nsyncs;
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, (CUstream)&bogus) ==
+              CUDA_ERROR_INVALID_HANDLE &&
+          stub_nsyncs == n + 1);
+
+    rt.cfg.coalesce = false; /* the switch: every sync to the driver */
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async) == CUDA_SUCCESS &&
+          stub_nsyncs == n + 2);
+    rt.cfg.coalesce = true;
+}
+
 static void nothing_served_in_capture(void)
 {
     calm();
@@ -482,6 +528,7 @@ int main(void)
     device_destination_to_driver();
     writes_before_reads_back_off();
     async_fill_installed_at_sync();
+    idle_syncs_answered();
     nothing_served_in_capture();
     mirror_after_misses();
     mirror_only_when_it_pays();
