@@ -208,13 +208,16 @@ static bool explain(const view_t *v, unsigned j, ga_pat_xform_t *xf, bool starts
  * read at chronological position a of the oldest period watched. The query's
  * first read explains its whole query; a read inside it, not the reads of
  * the next query that precede it in the period. */
-static unsigned score(ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t *trial)
+static unsigned score(ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t *trial,
+                      unsigned best)
 {
     view_t v = {p, per, GA_PAT_PERIODS * per - 1 - a - (EX - 1) * per, NULL};
     unsigned n = 0, seen = 0;
     trial[0].known = true;
     for (unsigned j = 1; j < per && seen < SCORED; j++)
-        if (run_start(&v, j)) {
+        if (best && (n + (SCORED - seen) <= best || n + (per - j) <= best)) {
+            break; /* it cannot beat the best anchor any more: the choice stands */
+        } else if (run_start(&v, j)) {
             seen++;
             n += explain(&v, j, trial, true);
         } else {
@@ -227,15 +230,20 @@ static unsigned score(ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t 
  * starts) that explains most run starts, then every read from it. */
 static void learn(ga_pattern_t *p, unsigned per)
 {
-    unsigned oldest = GA_PAT_PERIODS * per - 1, best = 0, best_a = per, tried = 0;
+    unsigned oldest = GA_PAT_PERIODS * per - 1, best = 0, best_a = per, tried = 0, starts = 0;
+    for (unsigned j = 0; j < per; j++) /* the period's run starts */
+        starts += !same_site(ago(p, oldest - j), ago(p, oldest - (j + per - 1) % per));
+    starts = starts - 1 < SCORED ? starts - 1 : SCORED; /* what an anchor that explains all scores */
     for (unsigned a = 0; a < per && tried < ANCHORS; a++) {
         /* a run start: its site differs from the read before it (periodic) */
         if (same_site(ago(p, oldest - a), ago(p, oldest - (a + per - 1) % per)))
             continue;
         tried++;
-        unsigned n = score(p, per, a, p->trial);
+        unsigned n = score(p, per, a, p->trial, best_a == per ? 0 : best);
         if (n > best || best_a == per)
             best = n, best_a = a;
+        if (best >= starts)
+            break; /* every run start scored follows from it: none can do better */
     }
     if (best_a == per)
         return;
@@ -370,7 +378,9 @@ unsigned ga_pat_predict(ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_read_t *
         const ga_pat_xform_t *f = &p->xf[j];
         const ga_pat_read_t *s = &p->slot[j];
         uint64_t idx = f->known && p->pidx[f->parent] != NONE ? apply(f, p->pidx[f->parent]) : NONE;
-        if (idx != NONE && (idx > (UINT64_MAX - s->n) / s->n || idx * s->n + s->n > s->alloc_size))
+        uint64_t end; /* (a product checked for overflow, not a division: per read) */
+        if (idx != NONE && (__builtin_mul_overflow(idx + 1, (uint64_t)s->n, &end) ||
+                            idx + 1 == 0 || end > s->alloc_size))
             idx = NONE; /* outside its allocation: not read, and no parent */
         p->pidx[j] = idx;
         if (idx != NONE && n < max) {
