@@ -37,7 +37,8 @@ typedef struct old_args { /* OLD.ptx's parameter */
 
 typedef struct new_args { /* NEW.ptx's parameter (kernels/gather.cu) */
     unsigned long long dst, list;
-    unsigned count, pad;
+    unsigned count, stamp;
+    unsigned long long done; /* the blocks' words (set, never waited on here) */
     unsigned long long src[128];
     unsigned n[128];
 } new_args_t;
@@ -101,10 +102,10 @@ int main(int argc, char **argv)
         CK(cuMemsetD32(buf[b], 0x1000u * b + 7, WORDS));
         CK(cuMemsetD32(buf[b] + 4 * (next() % WORDS), next(), 1));
     }
-    CK(cuMemAlloc(&scratch, MAXR * 16));
+    CK(cuMemAlloc(&scratch, MAXR * 16 + 64));
     unsigned char *mapped, *pinned;
     CUdeviceptr mapped_dev;
-    CK(cuMemHostAlloc((void **)&mapped, MAXR * 16 + MAXR * sizeof(list_entry_t),
+    CK(cuMemHostAlloc((void **)&mapped, MAXR * 16 + MAXR * sizeof(list_entry_t) + 64,
                       CU_MEMHOSTALLOC_DEVICEMAP));
     CK(cuMemHostGetDevicePointer(&mapped_dev, mapped, 0));
     CK(cuMemHostAlloc((void **)&pinned, MAXR * 16, 0));
@@ -133,7 +134,9 @@ int main(int argc, char **argv)
                     CK(cuMemcpyDtoH(&want[r], src[r], 4));
             } else {
                 na.dst = oa.dst = v == 3 ? mapped_dev : scratch;
-                na.list = 0;
+                na.list = 0, na.stamp = 1;
+                na.done = v == 3 ? mapped_dev + MAXR * 16 + MAXR * sizeof(list_entry_t)
+                                 : scratch + MAXR * 16;
                 if (v == 3 && !inline_ok) {
                     list_entry_t *l = (list_entry_t *)(mapped + MAXR * 16);
                     for (unsigned r = 0; r < nr; r++)

@@ -5,8 +5,10 @@
 # gather; every value read is what the device holds, also when a column is
 # rewritten (memset, device-to-device copy) between queries and when a read
 # buffer is freed and replaced; a prover's long queries (hundreds of reads,
-# fold positions that are masks) are gathered whole; gathers off (the
-# default), none is made.
+# fold positions that are masks) are gathered whole; a gather whose blocks
+# never say they landed is given up after the driver's wait, and the reads go
+# to the driver, every value still right; GPUACCEL_COALESCE_GATHER=0, none is
+# made.
 load helpers
 
 setup() {
@@ -81,5 +83,16 @@ gathered() {
     run env GPUACCEL_COALESCE=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/query_prog" "$PTX" plain 3
     echo "$output"
+    [[ "$output" == *"bad=0 gathers="[1-9]* ]]
+}
+
+@test "gather: a gather that never says it landed is given up; the reads go to the driver" {
+    # The fake kernel copies the cells but never sets its blocks' words: the
+    # library spins, lets the driver wait, finds the words unset and lets the
+    # program's own read go. Every gather launched counts none as made.
+    run query FAKECUDA_GATHER_SILENT=1 -- plain 3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" gathers=0 gathered=0 "* ]]
     [[ "$output" == *"bad=0 gathers="[1-9]* ]]
 }

@@ -89,7 +89,8 @@ typedef struct fake_gather_read {
 } fake_gather_read_t;
 typedef struct fake_gather_args {
     unsigned long long dst, list;
-    unsigned count, pad;
+    unsigned count, stamp;
+    unsigned long long done; /* a word per block: stamp, once its cells landed */
     unsigned long long src[128];
     unsigned n[128];
 } fake_gather_args_t;
@@ -873,6 +874,12 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
             memset(cell, 0, 16);
             memcpy(cell, xlate((void *)(uintptr_t)src), n < 16 ? n : 16);
         }
+        /* FAKECUDA_GATHER_SILENT=1: the blocks never say they landed (the
+         * library's wait must fall back to the driver's and give up). */
+        const char *silent = getenv("FAKECUDA_GATHER_SILENT");
+        for (unsigned b = 0; b < gx && !(silent && *silent == '1'); b++)
+            __atomic_store_n((unsigned *)xlate((void *)(uintptr_t)(a->done + 4 * b)), a->stamp,
+                             __ATOMIC_RELEASE);
         __atomic_fetch_add(&gather_launches, 1, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     }

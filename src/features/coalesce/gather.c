@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 /* gather_ptx.c: a fatbin built from kernels/gather.cu where nvcc was found
@@ -41,16 +42,24 @@ typedef struct gather_read {
 
 typedef struct gather_args {
     unsigned long long dst, list;
-    unsigned count, pad;
+    unsigned count, stamp;
+    unsigned long long done;
     unsigned long long src[GA_GATHER_INLINE];
     unsigned n[GA_GATHER_INLINE];
 } gather_args_t;
 
-/* A context's mapped buffer: the cells the kernel writes, then the list of
- * reads it follows when they do not fit in its parameters. */
-enum { CELLS_BYTES = GA_GATHER_MAX * GA_GATHER_CELL,
-       BUFFER_BYTES = CELLS_BYTES + GA_GATHER_MAX * sizeof(gather_read_t),
-       THREADS = 128 };
+/* A context's mapped buffer: the cells the kernel writes, the list of reads
+ * it follows when they do not fit in its parameters, then each block's word
+ * that says its cells landed. */
+enum { THREADS = 128, BLOCKS = (GA_GATHER_MAX + THREADS - 1) / THREADS,
+       CELLS_BYTES = GA_GATHER_MAX * GA_GATHER_CELL,
+       LIST_BYTES = GA_GATHER_MAX * sizeof(gather_read_t),
+       BUFFER_BYTES = CELLS_BYTES + LIST_BYTES + BLOCKS * sizeof(unsigned) };
+
+/* How long the host spins on the blocks' words before it asks the driver to
+ * wait (a gather queued behind long work, or one that never ran: the driver's
+ * wait returns its error). */
+enum { SPIN_NS = 200 * 1000 };
 
 enum { N_CTX = 16 };
 
@@ -63,6 +72,7 @@ static struct {
     unsigned char *host; /* page-locked, mapped: BUFFER_BYTES */
     CUdeviceptr dev; /* its address in the device */
 } scratch[N_CTX];                    /* guarded by glock */
+static unsigned stamp;               /* guarded by glock: the last gather's */
 
 static bool load_locked(const ga_rt_t *rt)
 {
@@ -120,7 +130,11 @@ static unsigned cell_len(uint32_t n)
 static void place_reads(gather_args_t *a, unsigned char *host, CUdeviceptr dev,
                         const ga_gather_req_t *req, unsigned count)
 {
-    a->dst = dev, a->list = 0, a->count = count, a->pad = 0;
+    a->dst = dev, a->list = 0, a->count = count, a->stamp = ++stamp ? stamp : ++stamp;
+    a->done = dev + CELLS_BYTES + LIST_BYTES;
+    /* The blocks' words start at 0, never a stamp (a fresh buffer's memory
+     * is anything; the kernel writes them only after this launch). */
+    memset(host + CELLS_BYTES + LIST_BYTES, 0, BLOCKS * sizeof(unsigned));
     if (count <= GA_GATHER_INLINE) {
         for (unsigned k = 0; k < count; k++)
             a->src[k] = req[k].src, a->n[k] = cell_len(req[k].n);
@@ -132,13 +146,39 @@ static void place_reads(gather_args_t *a, unsigned char *host, CUdeviceptr dev,
     a->list = dev + CELLS_BYTES;
 }
 
+/* Have all `blocks` words reached `want`? (acquire: the cells are read after) */
+static bool landed(const unsigned char *host, unsigned blocks, unsigned want)
+{
+    const unsigned *done = (const unsigned *)(host + CELLS_BYTES + LIST_BYTES);
+    for (unsigned b = 0; b < blocks; b++)
+        if (__atomic_load_n(&done[b], __ATOMIC_ACQUIRE) != want)
+            return false;
+    return true;
+}
+
+/* Wait for the gather: spin on its words (a launch and a spin cost 8 us on an
+ * H100 where a stream synchronization costs 10.9), and after SPIN_NS let the
+ * driver wait, whose answer (an error of earlier work, of the gather) counts. */
+static CUresult await(const ga_rt_t *rt, CUstream s, const unsigned char *host, unsigned blocks,
+                      unsigned want)
+{
+    uint64_t t0 = ga_now_ns();
+    for (unsigned spins = 0; !landed(host, blocks, want); spins++)
+        if ((spins & 63) == 63 && ga_now_ns() - t0 > SPIN_NS) {
+            CUresult r = GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize)(s);
+            if (r == CUDA_SUCCESS && !landed(host, blocks, want))
+                r = CUDA_ERROR_UNKNOWN; /* (cannot be: the kernel ran) */
+            return r;
+        }
+    return CUDA_SUCCESS;
+}
+
 CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_gather_req_t *req,
                        unsigned count, unsigned char *out)
 {
     __typeof__(&cuLaunchKernel) launch = GA_REAL(rt, GA_ID_cuLaunchKernel, cuLaunchKernel);
-    __typeof__(&cuStreamSynchronize) wait =
-        GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize);
-    if (!count || count > GA_GATHER_MAX || !launch || !wait)
+    if (!count || count > GA_GATHER_MAX || !launch ||
+        !GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize))
         return CUDA_ERROR_NOT_SUPPORTED;
     pthread_mutex_lock(&glock);
     CUdeviceptr dev = 0;
@@ -152,7 +192,7 @@ CUresult ga_gather_run(const ga_rt_t *rt, ga_id_t id, CUcontext ctx, const ga_ga
         unsigned blocks = (count + THREADS - 1) / THREADS;
         r = launch((CUfunction)kernel, blocks, 1, 1, THREADS, 1, 1, 0, s, params, NULL);
         if (r == CUDA_SUCCESS)
-            r = wait(s);
+            r = await(rt, s, host, blocks, a.stamp);
         if (r == CUDA_SUCCESS)
             memcpy(out, host, (size_t)count * GA_GATHER_CELL);
     }
