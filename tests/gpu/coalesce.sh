@@ -1,7 +1,9 @@
 #!/bin/sh
 # coalesce.sh (GPU) - coalescing's guarantees on a real GPU (coalesce_test.cu):
 # the same answers with coalescing on (with gathers and without), the polling
-# loop ends, reads were served from windows and the query phase gathered. Then the GPU test programs and the prover, unchanged.
+# loop ends, memory shared with another process or rewritten from another
+# context is read anew, reads were served from windows and the query phase
+# gathered. Then the GPU test programs and the prover, unchanged.
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu coalesce
 T="$GA_BUILD/tests/gpu/coalesce_test"
@@ -9,6 +11,8 @@ require_built "$T"
 SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_GATHER=1"
 compare_runs "$T"
 echo "$native_out" | grep -q 'ok=0' && fail "a check fails natively: $native_out"
+echo "$native_out" | grep -q '^ipc ok=1' && echo "$native_out" | grep -q '^peer ok=1' ||
+    fail "the ipc and peer checks did not run: $native_out"
 echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "no read was served"
 echo "$SHIM_ERR" | grep -q 'gathers=[1-9]' || fail "the query phase was never gathered"
 SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_GATHER=0" # windows alone

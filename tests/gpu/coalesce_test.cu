@@ -13,10 +13,20 @@
 //   columns   whole columns (256 KiB, 4 MiB) read again and again, changed
 //             between reads by a kernel, a memset, host-to-device and
 //             device-to-device copies and another thread's kernel
+//   ipc       memory shared with another process (itself, run again): the
+//             importer reads it, the exporter rewrites it, the importer sees
+//             it; the importer rewrites it, the exporter sees it, neither
+//             having issued anything since its last read
+//   peer      a copy from another context's memory (cuMemcpyPeer, two
+//             contexts of one device) rewrites memory read just before
 // Prints one line per check; the library must not change any of them.
+#include <cuda.h>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "check.cuh"
 
@@ -288,8 +298,112 @@ static void columns()
     free(host);
 }
 
-int main()
+enum { IPC_WORDS = 1 << 18 };
+
+static void put(int fd, char c)
 {
+    if (write(fd, &c, 1) != 1)
+        exit(1);
+}
+
+static char get(int fd)
+{
+    char c = 0;
+    return read(fd, &c, 1) == 1 ? c : 0;
+}
+
+// The importing side: reads the memory (twice), lets the exporter rewrite it,
+// checks, rewrites it itself. Exits 0 when every value it read was right.
+static int ipc_child(const char *hex, int from, int to)
+{
+    cudaIpcMemHandle_t h;
+    for (size_t i = 0; i < sizeof h; i++)
+        sscanf(hex + 2 * i, "%2hhx", (unsigned char *)&h + i);
+    unsigned *d;
+    CK(cudaIpcOpenMemHandle((void **)&d, h, cudaIpcMemLazyEnablePeerAccess));
+    int ok = read_all(d, 4096, 11, 1) && read_all(d, 4096, 11, 1);
+    put(to, 'r');
+    ok &= get(from) == 'w' && read_all(d, 4096, 22, 1); // the exporter's writes
+    pattern<<<IPC_WORDS / 256, 256>>>(d, IPC_WORDS, 33);
+    CK(cudaDeviceSynchronize());
+    CK(cudaIpcCloseMemHandle(d));
+    put(to, 'x');
+    return ok ? 0 : 1;
+}
+
+static void ipc()
+{
+    unsigned *d;
+    CK(cudaMalloc(&d, IPC_WORDS * 4));
+    pattern<<<IPC_WORDS / 256, 256>>>(d, IPC_WORDS, 11);
+    CK(cudaDeviceSynchronize());
+    cudaIpcMemHandle_t h;
+    CK(cudaIpcGetMemHandle(&h, d));
+    char hex[2 * sizeof h + 1], fds[2][16];
+    for (size_t i = 0; i < sizeof h; i++)
+        sprintf(hex + 2 * i, "%02x", ((unsigned char *)&h)[i]);
+    int p2c[2], c2p[2];
+    if (pipe(p2c) || pipe(c2p))
+        exit(1);
+    snprintf(fds[0], sizeof fds[0], "%d", p2c[0]);
+    snprintf(fds[1], sizeof fds[1], "%d", c2p[1]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "coalesce_test", "--ipc-child", hex, fds[0], fds[1],
+              (char *)NULL);
+        _exit(127);
+    }
+    close(p2c[0]), close(c2p[1]); // a child that dies reads as end of file
+    int ok = get(c2p[0]) == 'r'; // the importer has read it
+    pattern<<<IPC_WORDS / 256, 256>>>(d, IPC_WORDS, 22);
+    CK(cudaDeviceSynchronize());
+    ok &= read_all(d, 4096, 22, 1) && read_all(d, 4096, 22, 1);
+    put(p2c[1], 'w');
+    ok &= get(c2p[0]) == 'x'; // the importer rewrote it: nothing issued here since
+    ok &= read_all(d, 4096, 33, 1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    printf("ipc ok=%d\n", ok);
+    close(p2c[1]), close(c2p[0]);
+    CK(cudaFree(d));
+}
+
+static void peer()
+{
+    const unsigned n = 1 << 16;
+    unsigned *a;
+    CK(cudaMalloc(&a, n * 4));
+    pattern<<<n / 256, 256>>>(a, n, 44);
+    CK(cudaDeviceSynchronize());
+    int ok = read_all(a, n, 44, 1) && read_all(a, n, 44, 7);
+    CUcontext ca, cb;
+    CUdevice dev;
+    CU(cuCtxGetCurrent(&ca));
+    CU(cuCtxGetDevice(&dev));
+    CUctxCreateParams params = {};
+    CU(cuCtxCreate(&cb, &params, 0, dev)); // current now
+    CUdeviceptr b;
+    CU(cuMemAlloc(&b, n * 4));
+    CU(cuMemsetD32(b, 0x5a5a5a5au, n));
+    CU(cuMemcpyPeer((CUdeviceptr)a, ca, b, cb, n * 4));
+    CU(cuCtxSynchronize());
+    CU(cuMemFree(b));
+    CU(cuCtxPopCurrent(&cb));
+    for (unsigned i = 0; i < n; i += 97) {
+        unsigned v;
+        CK(cudaMemcpy(&v, a + i, 4, cudaMemcpyDeviceToHost));
+        ok &= v == 0x5a5a5a5au;
+    }
+    CU(cuCtxDestroy(cb));
+    printf("peer ok=%d\n", ok);
+    CK(cudaFree(a));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && !strcmp(argv[1], "--ipc-child"))
+        return ipc_child(argv[2], atoi(argv[3]), atoi(argv[4]));
     skip_without_gpu();
     scan();
     stream();
@@ -297,5 +411,7 @@ int main()
     threads();
     query();
     columns();
+    ipc();
+    peer();
     return 0;
 }
