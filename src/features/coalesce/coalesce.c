@@ -957,7 +957,7 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
         atomic_store(&gathers_off, true);
     if (res != CUDA_SUCCESS)
         return false; /* the program's own copy goes, and gets the driver's answer */
-    ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
+    ga_stream_mark_idle(m); /* everything before the gather on that stream finished */
     memcpy(dst, out + (src - req[0].src), n);
     *r = CUDA_SUCCESS;
     atomic_fetch_add_explicit(&gathers, 1, memory_order_relaxed);

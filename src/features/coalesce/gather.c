@@ -1,11 +1,12 @@
 /* gather.c - coalesce's gathers: the library's own kernel (kernels/gather.cu,
  * embedded as PTX) copies up to GA_GATHER_MAX small reads straight into a
- * page-locked host buffer of the context, mapped into the device, and one
- * synchronization of the stream brings them home. The kernel runs where the
- * program's synchronous read would have run (the legacy default stream, or the
- * calling thread's with a per-thread entry), so it sees every write the read
- * would have seen, and the synchronization waits for what the read would have
- * waited for.
+ * page-locked host buffer of the context, mapped into the device, and the
+ * host waits until each of its blocks has stored the gather's stamp after its
+ * cells. The kernel runs where the program's synchronous read would have run
+ * (the legacy default stream, or the calling thread's with a per-thread
+ * entry), so it sees every write the read would have seen and starts only
+ * after everything the read would have waited for: once its words landed, all
+ * of that has finished (a wait that outlasts SPIN_NS is the driver's).
  *
  * Why mapped memory and not a device buffer and a copy: a copy to the
  * program's pageable memory is a second round trip through the driver's
