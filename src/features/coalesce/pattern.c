@@ -226,17 +226,25 @@ static unsigned score(ga_pattern_t *p, unsigned per, unsigned a, ga_pat_xform_t 
     return n;
 }
 
+/* Is read j of the oldest period watched a run start: its site differs from
+ * the read before it (periodically: the period's last read comes before 0)? */
+static bool oldest_run_start(const ga_pattern_t *p, unsigned per, unsigned j)
+{
+    unsigned oldest = GA_PAT_PERIODS * per - 1;
+    return !same_site(ago(p, oldest - j), ago(p, oldest - (j + per - 1) % per));
+}
+
 /* Learn from the periods watched: the anchor (tried at the first ANCHORS run
  * starts) that explains most run starts, then every read from it. */
 static void learn(ga_pattern_t *p, unsigned per)
 {
     unsigned oldest = GA_PAT_PERIODS * per - 1, best = 0, best_a = per, tried = 0, starts = 0;
-    for (unsigned j = 0; j < per; j++) /* the period's run starts */
-        starts += !same_site(ago(p, oldest - j), ago(p, oldest - (j + per - 1) % per));
-    starts = starts - 1 < SCORED ? starts - 1 : SCORED; /* what an anchor that explains all scores */
+    for (unsigned j = 0; j < per; j++)
+        starts += oldest_run_start(p, per, j);
+    /* what an anchor that explains all the others scores (itself not counted) */
+    starts = starts > SCORED ? SCORED : starts ? starts - 1 : 0;
     for (unsigned a = 0; a < per && tried < ANCHORS; a++) {
-        /* a run start: its site differs from the read before it (periodic) */
-        if (same_site(ago(p, oldest - a), ago(p, oldest - (a + per - 1) % per)))
+        if (!oldest_run_start(p, per, a))
             continue;
         tried++;
         unsigned n = score(p, per, a, p->trial, best_a == per ? 0 : best);
@@ -380,7 +388,7 @@ unsigned ga_pat_predict(ga_pattern_t *p, const ga_pat_read_t *r, ga_pat_read_t *
         uint64_t idx = f->known && p->pidx[f->parent] != NONE ? apply(f, p->pidx[f->parent]) : NONE;
         uint64_t end; /* (a product checked for overflow, not a division: per read) */
         if (idx != NONE && (__builtin_mul_overflow(idx + 1, (uint64_t)s->n, &end) ||
-                            idx + 1 == 0 || end > s->alloc_size))
+                            end > s->alloc_size))
             idx = NONE; /* outside its allocation: not read, and no parent */
         p->pidx[j] = idx;
         if (idx != NONE && n < max) {
