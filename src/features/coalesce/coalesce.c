@@ -16,7 +16,8 @@
  * The asynchronous form (cuMemcpyDtoHAsync then a stream sync, PyTorch's
  * .item()) is served from a valid window when its stream is idle; a miss also
  * enqueues a window fill behind the program's own copy, installed when the
- * program synchronizes that stream.
+ * program synchronizes that stream. The sync after a served read finds the
+ * context idle and is answered here too (co_sync), without the driver.
  * A host loop polling a flag that a running kernel sets still sees the write:
  * while that kernel's stream is busy no window is kept, so every read goes to
  * the device. A destination that is not host memory (a device or managed
