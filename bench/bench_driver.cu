@@ -3,7 +3,8 @@
  * pass-through overhead: cudart-free, straight to libcuda (linked -lcuda).
  *
  *   bench_driver --op ctxget|launch|dtoh|record|query-done|launch-record|
- *                     launch-record-query|alloc-free|sync-idle|item [--count N]
+ *                     launch-record-query|alloc-free|sync-idle|item|setcur|getdev|
+ *                     capturing|cupy-item [--count N]
  *                     [--size BYTES]
  *
  * ctxget: cuCtxGetCurrent; launch: cuLaunchKernel of an empty kernel on the
@@ -17,6 +18,12 @@
  * the pool's churn without cudart's own work around each call.
  * sync-idle: cuStreamSynchronize of the idle legacy stream; item: a 4-byte
  * cuMemcpyDtoHAsync on it and its cuStreamSynchronize (PyTorch's .item()).
+ * What frameworks call around each read: setcur: cuCtxSetCurrent of the
+ * context already current; getdev: cuCtxGetDevice; capturing:
+ * cuStreamIsCapturing of the legacy stream; cupy-item: the driver calls of one
+ * CuPy a[k].item() as cudart makes them (cupy/_core/core.pyx ndarray.get:
+ * getDevice, setDevice, streamIsCapturing in memory.pyx copy_to_host_async,
+ * memcpyAsync, the stream's synchronize, setDevice back).
  * Prints "result driver <microseconds per call>" and a digest of what it read.
  */
 #include <cuda.h>
@@ -36,10 +43,12 @@ static const char ptx[] =
 /* The op is looked up once: string compares in the loop would be timed with
  * calls as cheap as cuCtxGetCurrent (~12 ns). */
 enum op { OP_CTXGET, OP_LAUNCH, OP_DTOH, OP_RECORD, OP_QUERY_DONE, OP_LAUNCH_RECORD,
-          OP_LAUNCH_RECORD_QUERY, OP_ALLOC_FREE, OP_SYNC_IDLE, OP_ITEM, N_OPS };
+          OP_LAUNCH_RECORD_QUERY, OP_ALLOC_FREE, OP_SYNC_IDLE, OP_ITEM, OP_SETCUR, OP_GETDEV,
+          OP_CAPTURING, OP_CUPY_ITEM, N_OPS };
 static const char *const op_names[N_OPS] = {"ctxget", "launch", "dtoh", "record", "query-done",
                                             "launch-record", "launch-record-query",
-                                            "alloc-free", "sync-idle", "item"};
+                                            "alloc-free", "sync-idle", "item", "setcur",
+                                            "getdev", "capturing", "cupy-item"};
 
 static enum op op_named(const char *name)
 {
@@ -48,7 +57,7 @@ static enum op op_named(const char *name)
             return (enum op)o;
     fprintf(stderr, "bench_driver: --op %s: expected one of ctxget, launch, dtoh, record, "
                     "query-done, launch-record, launch-record-query, alloc-free, sync-idle, "
-                    "item\n", name);
+                    "item, setcur, getdev, capturing, cupy-item\n", name);
     exit(2);
 }
 
@@ -103,6 +112,34 @@ int main(int argc, char **argv)
                 CK(cuStreamSynchronize(NULL));
                 sum += v;
                 break;
+            case OP_SETCUR:
+                CK(cuCtxSetCurrent(ctx));
+                break;
+            case OP_GETDEV: {
+                CUdevice d;
+                CK(cuCtxGetDevice(&d));
+                sum += d == dev;
+                break;
+            }
+            case OP_CAPTURING: {
+                CUstreamCaptureStatus st;
+                CK(cuStreamIsCapturing(NULL, &st));
+                sum += st == CU_STREAM_CAPTURE_STATUS_NONE;
+                break;
+            }
+            case OP_CUPY_ITEM: {
+                CUdevice d;
+                CUstreamCaptureStatus st;
+                CK(cuCtxGetDevice(&d));
+                CK(cuCtxSetCurrent(ctx));
+                CK(cuStreamIsCapturing(NULL, &st));
+                CK(cuMemcpyDtoHAsync(&v, buf + 4 * (i % 1024), 4, NULL));
+                CK(cuStreamSynchronize(NULL));
+                CK(cuCtxGetDevice(&d));
+                CK(cuCtxSetCurrent(ctx));
+                sum += v + (st == CU_STREAM_CAPTURE_STATUS_NONE);
+                break;
+            }
             case OP_RECORD:
                 CK(cuEventRecord(ev, NULL));
                 break;

@@ -18,8 +18,10 @@ the library's src/, by default next to this script), becomes one line:
     GA_HOOKED(name, family, class, pt, stream, (params), (args), (hook params))
 
 class   r      never writes device memory and enqueues no work: plain pass-through
-        w      may write device memory: bumps the write epoch (default-deny: any
-               function not known to be read-only is a writer)
+        d      writes memory but maps none (copies and memsets): bumps the write
+               epoch, not the map epoch
+        w      may write device memory, and map or unmap it: bumps both epochs
+               (default-deny: any function not known to be read-only is a writer)
 family  the hook: src/core/hooks.h declares ga_hook_<family>(id, params...)
 pt      1 for the per-thread-default-stream variants (_ptsz/_ptds)
 stream  the CUstream the call enqueues work on, GA_DEFSTREAM for synchronous
@@ -141,6 +143,12 @@ READ_ONLY = re.compile(r"""^cu(
 )""", re.X)
 
 
+# Writers that only move or set bytes: a copy or a memset cannot turn a host
+# range into device or managed memory, so what the tracker learned about host
+# pointers (the map epoch) stands across them.
+DATA_ONLY = re.compile(r"^cuMem(cpy|set)")
+
+
 def preprocess(include_dir, src_dir):
     """cuda.h and core/compat.h as the library sees them: (CUDA_VERSION, text)."""
     src = ("#define __CUDA_API_VERSION_INTERNAL 1\n#include <cuda.h>\n"
@@ -210,7 +218,7 @@ def main():
         names = [param_name(p) for p in plist]
         stream = next((n for p, n in zip(plist, names)
                        if re.match(r"(const )?CUstream \w+$", p)), None)
-        cls = "r" if READ_ONLY.match(name) else "w"
+        cls = "r" if READ_ONLY.match(name) else "d" if DATA_ONLY.match(name) else "w"
         fam = HOOKS.get(name)
         if cls == "r" and not name.startswith("cuMemcpy"):
             stream = None  # a query that takes a stream enqueues no work on it

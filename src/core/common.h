@@ -47,10 +47,20 @@ typedef enum ga_id {
 _Static_assert(GA_ENTRIES_CUDA_VERSION == CUDA_VERSION,
                "core/entries.def was generated from another cuda.h: run configure again");
 
+/* An entry's class in entries.def (tools/gen-entries.py): r reads only; d
+ * writes memory, maps none (copies, memsets); w may write and map. */
+#define GA_WRITES_r false
+#define GA_WRITES_d true
+#define GA_WRITES_w true
+#define GA_MAPS_r false
+#define GA_MAPS_d false
+#define GA_MAPS_w true
+
 /* Static facts about one entry point, indexed by ga_id_t (entry.c). */
 typedef struct ga_entry_info {
     const char *name;  /* exact ELF name */
     bool writes;       /* may write device memory (bumps the epoch) */
+    bool maps;         /* may map or unmap memory (bumps the map epoch): not a copy or memset */
     bool per_thread;   /* _ptsz/_ptds variant: stream 0 means the per-thread stream */
     bool hooked;       /* a feature hook handles it */
 } ga_entry_info_t;

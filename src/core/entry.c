@@ -7,13 +7,11 @@
 
 #include "core/common.h"
 
-#define GA_WRITES_r false
-#define GA_WRITES_w true
-
 const ga_entry_info_t ga_entries[GA_N_ENTRIES] = {
-#define GA_ENTRY(name, cls, pt, stream, params, args) {#name, GA_WRITES_##cls, pt, false},
+#define GA_ENTRY(name, cls, pt, stream, params, args)                                   \
+    {#name, GA_WRITES_##cls, GA_MAPS_##cls, pt, false},
 #define GA_HOOKED(name, fam, cls, pt, stream, params, args, hparams)                    \
-    {#name, GA_WRITES_##cls, pt, true},
+    {#name, GA_WRITES_##cls, GA_MAPS_##cls, pt, true},
 #include "core/entries.def"
 #undef GA_ENTRY
 #undef GA_HOOKED

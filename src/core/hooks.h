@@ -45,8 +45,9 @@ void ga_hooks_call_leave(void);
 
 /* Around a plain entry point's driver call, when rt->per_call: s is its
  * stream (GA_NOSTREAM: none), writes whether it may write device memory. */
-void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, CUstream s);
-void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes);
+void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, bool maps, CUstream s);
+void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes,
+                          bool maps);
 
 /* Before every intercepted call, when rt->gated: false to go on (*token for
  * ga_hooks_gate_done after the call); true when the call is answered with *r

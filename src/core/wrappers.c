@@ -15,9 +15,6 @@
 #include "core/hooks.h"
 #include "core/stats.h"
 
-#define GA_WRITES_r false
-#define GA_WRITES_w true
-
 /* A sticky error turns off serving from the library (streams.h). */
 #define GA_NOTE_FAULT(r)                                                                \
     if (GA_UNLIKELY((r) != CUDA_SUCCESS) && ga_sticky_error(r))                         \
@@ -69,9 +66,9 @@
         GA_GATE(name);                                                                  \
         if (GA_UNLIKELY(rt_->calls))                                                    \
             ga_hooks_call_enter();                                                      \
-        ga_hooks_plain_before(rt_, GA_WRITES_##cls, stream);                            \
+        ga_hooks_plain_before(rt_, GA_WRITES_##cls, GA_MAPS_##cls, stream);             \
         CUresult r_ = real_ args;                                                       \
-        ga_hooks_plain_after(rt_, r_, stream, pt, GA_WRITES_##cls);                     \
+        ga_hooks_plain_after(rt_, r_, stream, pt, GA_WRITES_##cls, GA_MAPS_##cls);      \
         GA_GATE_DONE(name);                                                             \
         GA_NOTE_FAULT(r_);                                                              \
         if (GA_UNLIKELY(rt_->calls))                                                    \

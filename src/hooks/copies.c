@@ -90,10 +90,10 @@ CUresult ga_hook_htod(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice, cons
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
     bool pt = ga_entries[id].per_thread;
-    ga_hooks_plain_before(rt, true, GA_DEFSTREAM);
+    ga_hooks_plain_before(rt, true, false, GA_DEFSTREAM);
     if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, GA_DEFSTREAM, &r))
         r = GA_REAL(rt, id, cuMemcpyHtoD_v2)(dstDevice, srcHost, ByteCount);
-    ga_hooks_plain_after(rt, r, GA_DEFSTREAM, pt, true);
+    ga_hooks_plain_after(rt, r, GA_DEFSTREAM, pt, true, false);
     GA_EACH(copy_done, GA_COPY_HTOD, ByteCount, since(t0), r);
     return r;
 }
@@ -104,10 +104,10 @@ CUresult ga_hook_htod_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
     bool pt = ga_entries[id].per_thread;
-    ga_hooks_plain_before(rt, true, hStream);
+    ga_hooks_plain_before(rt, true, false, hStream);
     if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, hStream, &r))
         r = GA_REAL(rt, id, cuMemcpyHtoDAsync_v2)(dstDevice, srcHost, ByteCount, hStream);
-    ga_hooks_plain_after(rt, r, hStream, pt, true);
+    ga_hooks_plain_after(rt, r, hStream, pt, true, false);
     GA_EACH(copy_done, GA_COPY_HTOD, ByteCount, since(t0), r);
     return r;
 }

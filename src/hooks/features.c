@@ -205,16 +205,18 @@ void ga_hooks_span(ga_id_t id, uint64_t t0, uint64_t t1)
 }
 
 /* A plain entry point: work on stream s (GA_NOSTREAM: none) that may write
- * device memory. What features hold goes first (the call may observe it), and
- * the tracker sees the work. */
-void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, CUstream s)
+ * device memory, and may map memory (maps: any writer but a copy or a memset).
+ * What features hold goes first (the call may observe it), and the tracker
+ * sees the work. */
+void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, bool maps, CUstream s)
 {
     if (writes || s != GA_NOSTREAM)
         ga_flush(rt, s == GA_NOSTREAM ? GA_FLUSH_ALL : GA_FLUSH_STREAM, s);
-    ga_work_begin(rt, writes);
+    ga_writes_bump(rt, writes, maps);
 }
 
-void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes)
+void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes,
+                          bool maps)
 {
-    ga_work_end(rt, r, s, pt, writes);
+    ga_work_end_as(rt, r, s, pt, writes, maps);
 }

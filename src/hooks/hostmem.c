@@ -21,7 +21,7 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
                            unsigned Flags)
 {
     CUresult r;
-    ga_hooks_plain_before(rt, true, GA_NOSTREAM);
+    ga_hooks_plain_before(rt, true, true, GA_NOSTREAM);
     if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r)) {
         r = driver_alloc(rt, id, pp, bytesize, Flags);
         if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
@@ -30,7 +30,7 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
     ga_debug("host alloc: %zu bytes, flags %#x%s: %s %p", bytesize, Flags & ~GA_HOSTALLOC_LEGACY,
              Flags & GA_HOSTALLOC_LEGACY ? " (cuMemAllocHost)" : "", r ? "error" : "at",
              pp && !r ? *pp : NULL);
-    ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true);
+    ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true, true);
     return r;
 }
 
@@ -48,9 +48,9 @@ CUresult ga_hook_host_alloc_v2(const ga_rt_t *rt, ga_id_t id, void **pp, size_t 
 CUresult ga_hook_host_free(const ga_rt_t *rt, ga_id_t id, void *p)
 {
     CUresult r;
-    ga_hooks_plain_before(rt, true, GA_NOSTREAM);
+    ga_hooks_plain_before(rt, true, true, GA_NOSTREAM);
     if (!GA_SERVE(host_free, rt, p, &r))
         r = GA_REAL(rt, id, cuMemFreeHost)(p);
-    ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true);
+    ga_hooks_plain_after(rt, r, GA_NOSTREAM, false, true, true);
     return r;
 }

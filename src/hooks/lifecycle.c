@@ -84,10 +84,10 @@ CUresult ga_hook_stream_attach(const ga_rt_t *rt, ga_id_t id, CUstream hStream, 
 {
     bool pt = id == GA_ID_cuStreamAttachMemAsync_ptsz;
     if (rt->per_call)
-        ga_hooks_plain_before(rt, true, hStream);
+        ga_hooks_plain_before(rt, true, true, hStream);
     CUresult r = GA_REAL(rt, id, cuStreamAttachMemAsync)(hStream, dptr, length, flags);
     if (rt->per_call)
-        ga_hooks_plain_after(rt, r, hStream, pt, true);
+        ga_hooks_plain_after(rt, r, hStream, pt, true, true);
     return touched(rt, r, hStream);
 }
 
@@ -96,10 +96,10 @@ CUresult ga_hook_stream_set_attr(const ga_rt_t *rt, ga_id_t id, CUstream hStream
 {
     bool pt = id == GA_ID_cuStreamSetAttribute_ptsz;
     if (rt->per_call)
-        ga_hooks_plain_before(rt, true, hStream);
+        ga_hooks_plain_before(rt, true, true, hStream);
     CUresult r = GA_REAL(rt, id, cuStreamSetAttribute)(hStream, attr, value);
     if (rt->per_call)
-        ga_hooks_plain_after(rt, r, hStream, pt, true);
+        ga_hooks_plain_after(rt, r, hStream, pt, true, true);
     return touched(rt, r, hStream);
 }
 

@@ -4,8 +4,9 @@
  * valid while the map epoch it was found in stands: a host range can only
  * become device or managed memory after the program unmaps it and a driver
  * call maps something there, and every such call moves the map epoch (every
- * call that may write memory does, but launches and copies: a program that
- * launches a kernel before each read keeps its answer).
+ * call that may write memory does, but launches, copies and memsets, which
+ * move bytes only: a program that launches a kernel or clears a buffer
+ * before each read keeps its answer).
  * Must never: answer yes without the driver having said so in this epoch. */
 #include "tracking/memkind.h"
 

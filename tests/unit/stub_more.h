@@ -59,10 +59,13 @@ static int stub_find_mem(CUdeviceptr p)
     return -1;
 }
 
+static unsigned stub_nhostq; /* cuPointerGetAttributes asked about host memory */
+
 static CUresult stub_pointer_attributes(unsigned n, CUpointer_attribute *a, void **data,
                                         CUdeviceptr p)
 {
     int i = stub_find_mem(p);
+    stub_nhostq += i < 0;
     stub_kind_t kind = i < 0 ? STUB_DEVICE : stub_mem_list[i].kind;
     for (unsigned k = 0; k < n; k++)
         switch (a[k]) {

@@ -28,6 +28,18 @@ int main(void)
     CHECK(!ga_entries[GA_ID_cuMemsetD8_v2].hooked);
     CHECK(ga_entries[GA_ID_cuMemsetD8_v2].writes);
     CHECK(!ga_entries[GA_ID_cuDeviceGetAttribute].writes);
+    /* copies and memsets move bytes and map nothing; any other writer may map */
+    CHECK(!ga_entries[GA_ID_cuMemsetD8_v2].maps);
+    CHECK(!ga_entries[GA_ID_cuMemsetD32Async_ptsz].maps);
+    CHECK(!ga_entries[GA_ID_cuMemcpyDtoD_v2].maps);
+    CHECK(!ga_entries[GA_ID_cuMemcpy3DPeerAsync].maps);
+    CHECK(ga_entries[GA_ID_cuMemAlloc_v2].maps);
+    CHECK(ga_entries[GA_ID_cuMemHostRegister_v2].maps);
+    CHECK(ga_entries[GA_ID_cuMemMap].maps);
+    CHECK(ga_entries[GA_ID_cuMemFree_v2].maps);
+    CHECK(!ga_entries[GA_ID_cuDeviceGetAttribute].maps);
+    for (int i = 0; i < GA_N_ENTRIES; i++)
+        CHECK(!ga_entries[i].maps || ga_entries[i].writes); /* a mapper is a writer */
 
     /* default-deny: unknown and writing names are not read-only */
     CHECK(ga_name_read_only("cuDeviceGetAttribute"));

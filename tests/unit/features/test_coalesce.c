@@ -84,17 +84,17 @@ static CUdeviceptr fresh(size_t n)
  * memory (no stream), as the wrappers make it. */
 static void memset_word(CUdeviceptr d, uint32_t v)
 {
-    ga_hooks_plain_before(&rt, true, GA_NOSTREAM);
+    ga_hooks_plain_before(&rt, true, false, GA_NOSTREAM);
     *stub_word(d) = v;
-    ga_hooks_plain_after(&rt, CUDA_SUCCESS, GA_NOSTREAM, false, true);
+    ga_hooks_plain_after(&rt, CUDA_SUCCESS, GA_NOSTREAM, false, true, false);
 }
 
 /* A plain call that enqueues work on s but writes no device memory
  * (cuEventRecord, cuStreamWaitEvent). */
 static void enqueue_only(CUstream s)
 {
-    ga_hooks_plain_before(&rt, false, s);
-    ga_hooks_plain_after(&rt, CUDA_SUCCESS, s, false, false);
+    ga_hooks_plain_before(&rt, false, false, s);
+    ga_hooks_plain_after(&rt, CUDA_SUCCESS, s, false, false, false);
 }
 
 /* Leave the backoff at rest: read one word until a read is served (a fill
@@ -192,6 +192,24 @@ static void epoch_or_work_drops(void)
     t = tally();
     CHECK(ga_epoch_read() == epoch && rd(d + 8) == 0xa3 && since(t).hits == 0 &&
           since(t).copies == 1);
+}
+
+/* Whether the program's destination is host memory is asked of the driver
+ * once, and asked again only after a call that may map memory: a memset or a
+ * copy moves bytes only, an allocation may map where the destination was. */
+static void host_answer_kept(void)
+{
+    calm();
+    CUdeviceptr d = fresh(W);
+    rd(d);
+    unsigned asked = stub_nhostq;
+    memset_word(d + 8, 0xa4); /* a memset: the write epoch moves, the map epoch stands */
+    bool right = rd(d + 8) == 0xa4;
+    CHECK(right && stub_nhostq == asked);
+    ga_hooks_plain_before(&rt, true, true, GA_NOSTREAM); /* cuMemAlloc, say */
+    ga_hooks_plain_after(&rt, CUDA_SUCCESS, GA_NOSTREAM, false, true, true);
+    right = rd(d + 12) == *stub_word(d + 12);
+    CHECK(right && stub_nhostq == asked + 1);
 }
 
 /* The polling loop: a kernel on s_nb will set a flag; the host reads it in a
@@ -523,6 +541,7 @@ int main(void)
     aligned_and_clamped();
     grows_for_scans();
     epoch_or_work_drops();
+    host_answer_kept();
     busy_stream_never_served();
     shared_memory_never_cached();
     device_destination_to_driver();
