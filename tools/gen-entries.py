@@ -121,6 +121,8 @@ HOOKS_SINCE = {
 
 # Functions that never write device memory and enqueue no work. Anything that
 # does not match is a writer: a stale read is worse than a missed optimization.
+# (cuPointerSetAttribute is one: marking memory for synchronous memory
+# operations says a NIC may write it, and what was read of it must go.)
 READ_ONLY = re.compile(r"""^cu(
       GetErrorString|GetErrorName|Init|DriverGetVersion|GetExportTable|GetProcAddress
     | (Stream|Ctx|Event)Synchronize|StreamQuery|StreamCreate|StreamDestroy|StreamBeginCapture
@@ -129,7 +131,7 @@ READ_ONLY = re.compile(r"""^cu(
     | Ctx(Get|Set(Current|Limit|CacheConfig|SharedMemConfig|Flags)|PushCurrent|PopCurrent|Create|Record|WaitEvent|FromGreenCtx)
     | (Module|Library|Kernel|Func)(Get|Set|IsLoaded|Load$|Enumerate)
     | Occupancy
-    | Pointer(Get|Set)
+    | PointerGet
     | Mem(GetAddressRange|GetAllocationGranularity|GetAllocationProperties|GetAccess|HostGet|Pool(Get|Set|Create|Export|Import)|GetDefaultMemPool|GetMemPool|SetMemPool|RetainAllocationHandle|ExportToShareableHandle|ImportFromShareableHandle|GetHandleForAddressRange|RangeGetAttribute)
     | Stream(Get|IsCapturing)
     | Event(Create|Query|ElapsedTime|Destroy)

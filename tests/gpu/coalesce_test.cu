@@ -19,6 +19,10 @@
 //             having issued anything since its last read
 //   peer      a copy from another context's memory (cuMemcpyPeer, two
 //             contexts of one device) rewrites memory read just before
+// With --dma marked|plain, only this: a buffer (marked: with
+// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set, as GPUDirect RDMA users mark memory a
+// NIC writes behind the program's back) read word by word, twice; coalesce.sh
+// checks that the library served none of a marked buffer's reads.
 // Prints one line per check; the library must not change any of them.
 #include <cuda.h>
 #include <pthread.h>
@@ -400,11 +404,31 @@ static void peer()
     CK(cudaFree(a));
 }
 
+static void dma(bool marked)
+{
+    const unsigned n = 1 << 12;
+    unsigned *a;
+    CK(cudaMalloc(&a, n * 4));
+    if (marked) {
+        unsigned one = 1;
+        CU(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)a));
+    }
+    pattern<<<n / 256, 256>>>(a, n, 45);
+    CK(cudaDeviceSynchronize());
+    int ok = read_all(a, n, 45, 1) && read_all(a, n, 45, 1);
+    printf("dma %s ok=%d\n", marked ? "marked" : "plain", ok);
+    CK(cudaFree(a));
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "--ipc-child"))
         return ipc_child(argv[2], atoi(argv[3]), atoi(argv[4]));
     skip_without_gpu();
+    if (argc == 3 && !strcmp(argv[1], "--dma")) {
+        dma(!strcmp(argv[2], "marked"));
+        return 0;
+    }
     scan();
     stream();
     poll();

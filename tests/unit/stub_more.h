@@ -20,7 +20,9 @@
 
 /* ---- device memory: real host memory at the addresses the program sees ------------ */
 
-typedef enum { STUB_DEVICE, STUB_MANAGED, STUB_MAPPED, STUB_SHAREABLE } stub_kind_t;
+/* STUB_SYNCMEMOPS: plain device memory with CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set
+ * (what a GPUDirect RDMA user sets on memory a NIC writes). */
+typedef enum { STUB_DEVICE, STUB_MANAGED, STUB_MAPPED, STUB_SHAREABLE, STUB_SYNCMEMOPS } stub_kind_t;
 
 enum { STUB_ALIGN = 1 << 20 }; /* allocations far apart: no window spans two */
 static struct {
@@ -89,6 +91,9 @@ static CUresult stub_pointer_attributes(unsigned n, CUpointer_attribute *a, void
             break;
         case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
             *(int *)data[k] = i < 0 ? -1 : 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: /* a bool: one byte written */
+            *(bool *)data[k] = i >= 0 && kind == STUB_SYNCMEMOPS;
             break;
         default:
             return CUDA_ERROR_INVALID_VALUE;

@@ -11,7 +11,8 @@
  *     all (the work sequence) was issued between the fill and the read,
  *   - no stream capture is under way,
  *   - the memory is plain device memory: not managed, not host-mapped, not
- *     shared with another process (IPC exported or imported, shareable handles).
+ *     shared with another process (IPC exported or imported, shareable handles),
+ *     not marked for synchronous memory operations (a GPUDirect RDMA target).
  * A read then costs a host memcpy instead of a driver round trip.
  * The asynchronous form (cuMemcpyDtoHAsync then a stream sync, PyTorch's
  * .item()) is served from a valid window when its stream is idle; a miss also
@@ -486,6 +487,21 @@ typedef struct range {
     int device;       /* its device's ordinal */
 } range_t;
 
+/* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set: NVIDIA's GPUDirect RDMA guide has
+ * memory a NIC writes marked so (Open MPI's CUDA support, GDRCopy and
+ * Holoscan's AJA video source do), and those writes reach it without a call of
+ * this process. Asked on its own: a driver that cannot
+ * answer it for some memory (an answer it fails) still answers the rest. */
+static bool dma_target(const ga_rt_t *rt, CUdeviceptr src)
+{
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_SYNC_MEMOPS;
+    unsigned set = 0; /* a bool: the driver writes its first byte */
+    void *data = &set;
+    return get && get(1, &attr, &data, src) == CUDA_SUCCESS && (set & 0xff);
+}
+
 /* Plain device memory that only this process writes? Returns its allocation. */
 static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
 {
@@ -506,7 +522,8 @@ static bool cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out)
     void *data[] = {&type, &managed, &start, &size, &handles, &device};
     if (get(6, attrs, data, src) != CUDA_SUCCESS)
         return false;
-    if (type != CU_MEMORYTYPE_DEVICE || managed || !size || handles != CU_MEM_HANDLE_TYPE_NONE)
+    if (type != CU_MEMORYTYPE_DEVICE || managed || !size || handles != CU_MEM_HANDLE_TYPE_NONE ||
+        dma_target(rt, src))
         return false;
     pthread_mutex_lock(&lock);
     bool sh = is_shared_locked(start);

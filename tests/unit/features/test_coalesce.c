@@ -256,6 +256,8 @@ static void shared_memory_never_cached(void)
     calm();
     CHECK(never_cached(fresh_kind(W, STUB_SHAREABLE)));
     calm();
+    CHECK(never_cached(fresh_kind(W, STUB_SYNCMEMOPS)));
+    calm();
     CUdeviceptr exported = fresh(W);
     CUipcMemHandle h;
     CHECK(ga_hook_ipc_get(&rt, GA_ID_cuIpcGetMemHandle, &h, exported) == CUDA_SUCCESS &&
