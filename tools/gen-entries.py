@@ -94,6 +94,7 @@ HOOKS = {
     "cuMemFreeAsync_ptsz": "free_async",
     "cuIpcGetMemHandle": "ipc_get",
     "cuIpcOpenMemHandle_v2": "ipc_open",
+    "cuMemGetHandleForAddressRange": "range_export",
     "cuMemGetAddressRange_v2": "addr_range",
     "cuMemAllocAsync": "alloc_async",
     "cuMemAllocAsync_ptsz": "alloc_async",

@@ -118,6 +118,22 @@ CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle,
     return r;
 }
 
+/* A dma-buf of device memory (a NIC or another device driver may write it,
+ * as GPUDirect RDMA over dma-buf does): its allocation is shared. */
+CUresult ga_hook_range_export(const ga_rt_t *rt, ga_id_t id, void *handle, CUdeviceptr dptr,
+                              size_t size, CUmemRangeHandleType handleType,
+                              unsigned long long flags)
+{
+    CUresult r = GA_REAL(rt, id, cuMemGetHandleForAddressRange)(handle, dptr, size, handleType,
+                                                                 flags);
+    __typeof__(&cuMemGetAddressRange_v2) range =
+        GA_REAL(rt, GA_ID_cuMemGetAddressRange_v2, cuMemGetAddressRange_v2);
+    CUdeviceptr base;
+    if (r == CUDA_SUCCESS && range && range(&base, NULL, dptr) == CUDA_SUCCESS)
+        GA_EACH(shared, rt, base, true);
+    return r;
+}
+
 CUresult ga_hook_ipc_open(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pdptr,
                           CUipcMemHandle handle, unsigned int Flags)
 {

@@ -15,11 +15,18 @@ echo "$native_out" | grep -q '^ipc ok=1' && echo "$native_out" | grep -q '^peer 
     fail "the ipc and peer checks did not run: $native_out"
 echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "no read was served"
 echo "$SHIM_ERR" | grep -q 'gathers=[1-9]' || fail "the query phase was never gathered"
-# Memory marked for GPUDirect RDMA (a NIC may write it unseen): never served;
-# the same reads of plain memory are.
+# Memory marked for GPUDirect RDMA or exported as a dma-buf (a NIC may write it
+# unseen): never served; the same reads of plain memory are.
 compare_runs "$T" --dma marked
 echo "$native_out" | grep -q '^dma marked ok=1' || fail "the dma check failed: $native_out"
 echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=0 ' || fail "reads of RDMA-marked memory served"
+compare_runs "$T" --dma dmabuf
+if echo "$native_out" | grep -q '^dma dmabuf unsupported'; then
+    echo "SKIP (part): this device exports no dma-buf"
+else
+    echo "$native_out" | grep -q '^dma dmabuf ok=1' || fail "the dma-buf check failed: $native_out"
+    echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=0 ' || fail "reads of dma-buf memory served"
+fi
 compare_runs "$T" --dma plain
 echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "reads of plain memory not served"
 SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_COALESCE_GATHER=0" # windows alone

@@ -19,10 +19,11 @@
 //             having issued anything since its last read
 //   peer      a copy from another context's memory (cuMemcpyPeer, two
 //             contexts of one device) rewrites memory read just before
-// With --dma marked|plain, only this: a buffer (marked: with
+// With --dma marked|dmabuf|plain, only this: a buffer (marked: with
 // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set, as GPUDirect RDMA users mark memory a
-// NIC writes behind the program's back) read word by word, twice; coalesce.sh
-// checks that the library served none of a marked buffer's reads.
+// NIC writes behind the program's back; dmabuf: exported as a dma-buf for a
+// NIC, where the device supports it) read word by word, twice; coalesce.sh
+// checks that the library served none of a marked or exported buffer's reads.
 // Prints one line per check; the library must not change any of them.
 #include <cuda.h>
 #include <pthread.h>
@@ -404,19 +405,34 @@ static void peer()
     CK(cudaFree(a));
 }
 
-static void dma(bool marked)
+static void dma(const char *how)
 {
-    const unsigned n = 1 << 12;
+    const unsigned n = 1 << 14, all = 1 << 19; // 2 MiB: page-aligned, as a dma-buf must be
     unsigned *a;
-    CK(cudaMalloc(&a, n * 4));
-    if (marked) {
+    int fd = -1;
+    CK(cudaMalloc(&a, all * 4));
+    if (!strcmp(how, "marked")) {
         unsigned one = 1;
         CU(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)a));
+    } else if (!strcmp(how, "dmabuf")) {
+        CUdevice dev;
+        int supported = 0;
+        CU(cuCtxGetDevice(&dev));
+        CU(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev));
+        if (!supported || cuMemGetHandleForAddressRange(&fd, (CUdeviceptr)a, all * 4,
+                                                        CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                                        0) != CUDA_SUCCESS) {
+            printf("dma dmabuf unsupported\n");
+            CK(cudaFree(a));
+            return;
+        }
     }
-    pattern<<<n / 256, 256>>>(a, n, 45);
+    pattern<<<all / 256, 256>>>(a, all, 45);
     CK(cudaDeviceSynchronize());
     int ok = read_all(a, n, 45, 1) && read_all(a, n, 45, 1);
-    printf("dma %s ok=%d\n", marked ? "marked" : "plain", ok);
+    printf("dma %s ok=%d\n", how, ok);
+    if (fd >= 0)
+        close(fd);
     CK(cudaFree(a));
 }
 
@@ -426,7 +442,7 @@ int main(int argc, char **argv)
         return ipc_child(argv[2], atoi(argv[3]), atoi(argv[4]));
     skip_without_gpu();
     if (argc == 3 && !strcmp(argv[1], "--dma")) {
-        dma(!strcmp(argv[2], "marked"));
+        dma(argv[2]);
         return 0;
     }
     scan();

@@ -5,7 +5,8 @@
  * clamped to its allocation, and grows for a forward scan; an epoch bump or
  * any enqueued work drops it; nothing is kept while a kernel runs (a polling
  * loop sees the flag flip); managed, host-mapped, shareable and IPC memory is
- * never cached; a device or managed "host" destination goes to the driver; a
+ * never cached, nor memory marked for GPUDirect RDMA (SYNC_MEMOPS) or exported
+ * as a dma-buf; a device or managed "host" destination goes to the driver; a
  * loop that writes before every read backs off; an asynchronous read's window
  * is installed at the stream sync only if nothing was enqueued since; a sync
  * of a context with nothing in flight is answered without the driver; nothing
@@ -262,6 +263,12 @@ static void shared_memory_never_cached(void)
     CUipcMemHandle h;
     CHECK(ga_hook_ipc_get(&rt, GA_ID_cuIpcGetMemHandle, &h, exported) == CUDA_SUCCESS &&
           never_cached(exported));
+    calm();
+    CUdeviceptr dmabuf = fresh(W); /* a dma-buf of part of it, for a NIC to write */
+    int fd = -1;
+    CHECK(ga_hook_range_export(&rt, GA_ID_cuMemGetHandleForAddressRange, &fd, dmabuf + 1024,
+                               2048, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) == CUDA_SUCCESS &&
+          fd == 3 && never_cached(dmabuf));
     calm();
     CUdeviceptr imported = 0;
     CHECK(ga_hook_ipc_open(&rt, GA_ID_cuIpcOpenMemHandle_v2, &imported, h, 0) == CUDA_SUCCESS &&
