@@ -118,19 +118,42 @@ CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle,
     return r;
 }
 
+/* Every allocation [dptr, dptr + size) touches is shared, each named by the
+ * start the driver gives it (CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: the key
+ * coalescing looks memory up by, and a pool block's own base); at most 64 of
+ * them, and dptr itself where the driver names none. */
+static void share_range(const ga_rt_t *rt, CUdeviceptr dptr, size_t size)
+{
+    __typeof__(&cuPointerGetAttributes) get =
+        GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
+    CUdeviceptr at = dptr, end = dptr + size < dptr ? ~(CUdeviceptr)0 : dptr + size;
+    unsigned marked = 0;
+    while (get && at < end && marked < 64) {
+        CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                       CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+        CUdeviceptr start = 0;
+        size_t len = 0;
+        void *data[] = {&start, &len};
+        if (get(2, attrs, data, at) != CUDA_SUCCESS || !len || start > at || start + len <= at)
+            break;
+        GA_EACH(shared, rt, start, true);
+        marked++;
+        at = start + len;
+    }
+    if (!marked)
+        GA_EACH(shared, rt, dptr, true);
+}
+
 /* A dma-buf of device memory (a NIC or another device driver may write it,
- * as GPUDirect RDMA over dma-buf does): its allocation is shared. */
+ * as GPUDirect RDMA over dma-buf does): what it covers is shared. */
 CUresult ga_hook_range_export(const ga_rt_t *rt, ga_id_t id, void *handle, CUdeviceptr dptr,
                               size_t size, CUmemRangeHandleType handleType,
                               unsigned long long flags)
 {
     CUresult r = GA_REAL(rt, id, cuMemGetHandleForAddressRange)(handle, dptr, size, handleType,
                                                                  flags);
-    __typeof__(&cuMemGetAddressRange_v2) range =
-        GA_REAL(rt, GA_ID_cuMemGetAddressRange_v2, cuMemGetAddressRange_v2);
-    CUdeviceptr base;
-    if (r == CUDA_SUCCESS && range && range(&base, NULL, dptr) == CUDA_SUCCESS)
-        GA_EACH(shared, rt, base, true);
+    if (r == CUDA_SUCCESS)
+        share_range(rt, dptr, size);
     return r;
 }
 

@@ -101,19 +101,6 @@ static CUresult stub_pointer_attributes(unsigned n, CUpointer_attribute *a, void
     return CUDA_SUCCESS;
 }
 
-/* cuMemGetAddressRange_v2 over the stub's allocations. */
-static CUresult stub_mem_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
-{
-    int i = stub_find_mem(p);
-    if (i < 0)
-        return CUDA_ERROR_NOT_FOUND;
-    if (base)
-        *base = stub_mem_list[i].base;
-    if (size)
-        *size = stub_mem_list[i].size;
-    return CUDA_SUCCESS;
-}
-
 /* cuMemGetHandleForAddressRange: a dma-buf "file descriptor" for any range of
  * an allocation. */
 static CUresult stub_range_handle(void *handle, CUdeviceptr p, size_t n, CUmemRangeHandleType t,
@@ -594,7 +581,6 @@ static void stub_more(ga_rt_t *rt)
         {GA_ID_cuPointerGetAttributes, (void *)stub_pointer_attributes},
         {GA_ID_cuIpcGetMemHandle, (void *)stub_ipc_get},
         {GA_ID_cuIpcOpenMemHandle_v2, (void *)stub_ipc_open},
-        {GA_ID_cuMemGetAddressRange_v2, (void *)stub_mem_range},
         {GA_ID_cuMemGetHandleForAddressRange, (void *)stub_range_handle},
         {GA_ID_cuMemHostAlloc, (void *)stub_host_alloc},
         {GA_ID_cuMemFreeHost, (void *)stub_host_free},

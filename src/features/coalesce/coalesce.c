@@ -497,9 +497,9 @@ static bool dma_target(const ga_rt_t *rt, CUdeviceptr src)
     __typeof__(&cuPointerGetAttributes) get =
         GA_REAL(rt, GA_ID_cuPointerGetAttributes, cuPointerGetAttributes);
     CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_SYNC_MEMOPS;
-    unsigned set = 0; /* a bool: the driver writes its first byte */
+    unsigned long long set = 0; /* a bool of a width cuda.h leaves unsaid: room for any */
     void *data = &set;
-    return get && get(1, &attr, &data, src) == CUDA_SUCCESS && (set & 0xff);
+    return get && get(1, &attr, &data, src) == CUDA_SUCCESS && set != 0;
 }
 
 /* Plain device memory that only this process writes? Returns its allocation. */

@@ -41,6 +41,15 @@ static CUresult stub_pop(CUcontext *c)
     return CUDA_SUCCESS;
 }
 
+/* cuMemGetHandleForAddressRange: any range exports. */
+static CUresult dmabuf_export(void *fd, CUdeviceptr p, size_t n, CUmemRangeHandleType t,
+                              unsigned long long flags)
+{
+    (void)p, (void)n, (void)t, (void)flags;
+    *(int *)fd = 3;
+    return CUDA_SUCCESS;
+}
+
 static int cmp_ptr(const void *a, const void *b)
 {
     CUdeviceptr x = *(const CUdeviceptr *)a, y = *(const CUdeviceptr *)b;
@@ -134,11 +143,19 @@ int main(void)
     CHECK(release(&rt, c) == CUDA_SUCCESS);
     release(&rt, a);
 
-    /* IPC-exported blocks and blocks freed during capture go to the driver */
+    /* IPC-exported blocks, blocks exported as a dma-buf and blocks freed
+     * during capture go to the driver */
     CUdeviceptr e = alloc(&rt, 5000);
     CUipcMemHandle h;
     CHECK(ga_hook_ipc_get(&rt, GA_ID_cuIpcGetMemHandle, &h, e) == CUDA_SUCCESS);
     int frees = real_frees;
+    CHECK(release(&rt, e) == CUDA_SUCCESS && real_frees == frees + 1);
+    rt.drv.fn[GA_ID_cuMemGetHandleForAddressRange] = (void *)dmabuf_export;
+    e = alloc(&rt, 5000);
+    int fd = -1;
+    CHECK(ga_hook_range_export(&rt, GA_ID_cuMemGetHandleForAddressRange, &fd, e, 4096,
+                               CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) == CUDA_SUCCESS);
+    frees = real_frees;
     CHECK(release(&rt, e) == CUDA_SUCCESS && real_frees == frees + 1);
     CUdeviceptr g = alloc(&rt, 7000);
     stub_capture_begin(&rt, (CUstream)&stub_streams[0]);
