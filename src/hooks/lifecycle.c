@@ -103,8 +103,12 @@ CUresult ga_hook_stream_set_attr(const ga_rt_t *rt, ga_id_t id, CUstream hStream
     return touched(rt, r, hStream);
 }
 
-static CUresult unloaded(CUresult r, const void *owner)
+/* An unload frees the code's global variables, as cuMemFree frees memory:
+ * the epochs move on both sides (a window over a global must not serve a
+ * later load's global at the same address). */
+static CUresult unloaded(const ga_rt_t *rt, CUresult r, const void *owner)
 {
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
     if (r == CUDA_SUCCESS)
         ga_registry_forget_owner(owner);
     return r;
@@ -114,14 +118,16 @@ CUresult ga_hook_module_unload(const ga_rt_t *rt, ga_id_t id, CUmodule hmod)
 {
     ga_flush(rt, GA_FLUSH_ALL, NULL);
     GA_EACH(unload, rt);
-    return unloaded(GA_REAL(rt, id, cuModuleUnload)(hmod), hmod);
+    ga_work_begin(rt, true);
+    return unloaded(rt, GA_REAL(rt, id, cuModuleUnload)(hmod), hmod);
 }
 
 CUresult ga_hook_library_unload(const ga_rt_t *rt, ga_id_t id, CUlibrary library)
 {
     ga_flush(rt, GA_FLUSH_ALL, NULL);
     GA_EACH(unload, rt);
-    return unloaded(GA_REAL(rt, id, cuLibraryUnload)(library), library);
+    ga_work_begin(rt, true);
+    return unloaded(rt, GA_REAL(rt, id, cuLibraryUnload)(library), library);
 }
 
 /* A context was destroyed (or its primary context reset): the driver freed

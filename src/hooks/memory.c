@@ -110,14 +110,6 @@ CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, s
     return r;
 }
 
-CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle, CUdeviceptr dptr)
-{
-    CUresult r = GA_REAL(rt, id, cuIpcGetMemHandle)(pHandle, dptr);
-    if (r == CUDA_SUCCESS) /* another process may map it, and write it */
-        GA_EACH(shared, rt, dptr, true);
-    return r;
-}
-
 /* Every allocation [dptr, dptr + size) touches is shared, each named by the
  * start the driver gives it (CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: the key
  * coalescing looks memory up by, and a pool block's own base); at most 64 of
@@ -142,6 +134,14 @@ static void share_range(const ga_rt_t *rt, CUdeviceptr dptr, size_t size)
     }
     if (!marked)
         GA_EACH(shared, rt, dptr, true);
+}
+
+CUresult ga_hook_ipc_get(const ga_rt_t *rt, ga_id_t id, CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    CUresult r = GA_REAL(rt, id, cuIpcGetMemHandle)(pHandle, dptr);
+    if (r == CUDA_SUCCESS) /* another process may map it, and write it */
+        share_range(rt, dptr, 1);
+    return r;
 }
 
 /* A dma-buf of device memory (a NIC or another device driver may write it,

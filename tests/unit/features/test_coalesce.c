@@ -2,8 +2,8 @@
  * and launch hooks over the stub driver (tests/unit/stub_more.h), whose device
  * memory the test reads and writes as the device would: a read is served from
  * a window an earlier miss filled; the window is aligned to its size and
- * clamped to its allocation, and grows for a forward scan; an epoch bump or
- * any enqueued work drops it; nothing is kept while a kernel runs (a polling
+ * clamped to its allocation, and grows for a forward scan; an epoch bump,
+ * any enqueued work or a module unload drops it; nothing is kept while a kernel runs (a polling
  * loop sees the flag flip); managed, host-mapped, shareable and IPC memory is
  * never cached, nor memory marked for GPUDirect RDMA (SYNC_MEMOPS) or exported
  * as a dma-buf; a device or managed "host" destination goes to the driver; a
@@ -211,6 +211,26 @@ static void host_answer_kept(void)
     ga_hooks_plain_after(&rt, CUDA_SUCCESS, GA_NOSTREAM, false, true, true);
     right = rd(d + 12) == *stub_word(d + 12);
     CHECK(right && stub_nhostq == asked + 1);
+}
+
+static CUresult stub_unload(CUmodule m)
+{
+    (void)m;
+    return CUDA_SUCCESS;
+}
+
+/* A module's global read, the module unloaded, another loaded whose global
+ * lands at the same address: its value is read anew, not from the window. */
+static void unload_drops(void)
+{
+    calm();
+    CUdeviceptr g = fresh(W);
+    rd(g);
+    rt.drv.fn[GA_ID_cuModuleUnload] = (void *)stub_unload;
+    CHECK(ga_hook_module_unload(&rt, GA_ID_cuModuleUnload, (CUmodule)&rt) == CUDA_SUCCESS);
+    *stub_word(g + 8) = 0xb7;
+    tally_t t = tally();
+    CHECK(rd(g + 8) == 0xb7 && since(t).hits == 0);
 }
 
 /* The polling loop: a kernel on s_nb will set a flag; the host reads it in a
@@ -551,6 +571,7 @@ int main(void)
     grows_for_scans();
     epoch_or_work_drops();
     host_answer_kept();
+    unload_drops();
     busy_stream_never_served();
     shared_memory_never_cached();
     device_destination_to_driver();
