@@ -96,6 +96,21 @@ compare() {
     echo "$shim_err" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
 }
 
+@test "coalesce: memory a network card may write (SYNC_MEMOPS set, or exported as a dma-buf) is never served; plain memory is" {
+    for mode in marked dmabuf; do
+        like_native GPUACCEL_COALESCE=1 -- "$PROGS/dma_prog" "$PTX" "$mode"
+        [[ "$output" == *"second=feedbeef"* ]]
+        echo "$output" | grep -q '^gpuaccel: coalesce: hits=0 '
+    done
+    # the same reads of plain memory: the second is served from the window the
+    # first filled (which is why such memory must be marked or exported)
+    run env GPUACCEL_COALESCE=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/dma_prog" "$PTX" plain
+    echo "$output"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q '^gpuaccel: coalesce: hits=1 '
+}
+
 @test "coalesce: async reads on the default stream, each followed by its sync, are served (the .item() pattern)" {
     like_native GPUACCEL_COALESCE=1 -- "$PROGS/item_prog" "$PTX"
     hits=$(echo "$output" | sed -n 's/^gpuaccel: coalesce: hits=\([0-9]*\).*/\1/p')

@@ -16,6 +16,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -44,6 +45,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *allocs[4096];      /* device addresses */
 static void *backing[4096];     /* what the fake reads and writes for them */
 static size_t alloc_sizes[4096];
+static bool sync_memops[4096];  /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set on it */
 
 /* Where the fake reads or writes a device address; a host address is itself. */
 static void *xlate(const void *p)
@@ -304,6 +306,7 @@ static CUresult device_alloc(CUdeviceptr *dptr, size_t bytesize)
         allocs[slot] = dev;
         backing[slot] = p;
         alloc_sizes[slot] = bytesize;
+        sync_memops[slot] = false;
     }
     pthread_mutex_unlock(&lock);
     if (slot == sizeof allocs / sizeof allocs[0]) {
@@ -401,18 +404,68 @@ FAKE_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, 
     return CUDA_SUCCESS;
 }
 
+/* The slot of the allocation holding ptr, or -1 (under lock). */
+static int slot_of_locked(CUdeviceptr ptr)
+{
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
+        if (allocs[i] && ptr >= (CUdeviceptr)(uintptr_t)allocs[i] &&
+            ptr < (CUdeviceptr)(uintptr_t)allocs[i] + alloc_sizes[i])
+            return (int)i;
+    return -1;
+}
+
+/* Only CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, on device memory. */
+FAKE_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attr,
+                                           CUdeviceptr ptr)
+{
+    if (!value || attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    int i = slot_of_locked(ptr);
+    if (i >= 0)
+        sync_memops[i] = *(const unsigned *)value != 0;
+    pthread_mutex_unlock(&lock);
+    return i >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* A dma-buf of device memory: a file descriptor (of /dev/null) for any range
+ * inside one allocation. */
+FAKE_EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr ptr, size_t size,
+                                                   CUmemRangeHandleType type,
+                                                   unsigned long long flags)
+{
+    if (!handle || !size || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    int i = slot_of_locked(ptr);
+    int inside = i >= 0 && ptr + size <= (CUdeviceptr)(uintptr_t)allocs[i] + alloc_sizes[i];
+    pthread_mutex_unlock(&lock);
+    if (!inside)
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    *(int *)handle = fd;
+    return CUDA_SUCCESS;
+}
+
+/* For the tests: a write into device memory that no driver call makes, as a
+ * network card's by GPUDirect RDMA. */
+FAKE_EXPORT void fakecuda_dma_write(CUdeviceptr dst, const void *src, size_t n)
+{
+    memcpy(xlate((const void *)(uintptr_t)dst), src, n);
+}
+
 FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data,
                                             CUdeviceptr ptr)
 {
     void *base = NULL;
     size_t size = 0;
+    bool marked = false;
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
-        if (allocs[i] && ptr >= (CUdeviceptr)(uintptr_t)allocs[i] &&
-            ptr < (CUdeviceptr)(uintptr_t)allocs[i] + alloc_sizes[i]) {
-            base = allocs[i];
-            size = alloc_sizes[i];
-        }
+    int slot = slot_of_locked(ptr);
+    if (slot >= 0)
+        base = allocs[slot], size = alloc_sizes[slot], marked = sync_memops[slot];
     int locked = !base && pinned_locked((void *)(uintptr_t)ptr);
     pthread_mutex_unlock(&lock);
     for (unsigned i = 0; i < n; i++) {
@@ -427,6 +480,7 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = size; break;
         case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data[i] = 0; break;
         case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = base ? 0 : -1; break;
+        case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(bool *)data[i] = marked; break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
@@ -1757,6 +1811,8 @@ static const proc_t procs[] = {
     {"cuMemcpyHtoDAsync", 3020, (void *)cuMemcpyHtoDAsync_v2, (void *)cuMemcpyHtoDAsync_v2_ptsz},
     {"cuMemGetAddressRange", 3020, (void *)cuMemGetAddressRange_v2, NULL},
     {"cuPointerGetAttributes", 7000, (void *)cuPointerGetAttributes, NULL},
+    {"cuPointerSetAttribute", 6000, (void *)cuPointerSetAttribute, NULL},
+    {"cuMemGetHandleForAddressRange", 11070, (void *)cuMemGetHandleForAddressRange, NULL},
     {"cuStreamGetCtx", 9020, (void *)cuStreamGetCtx, NULL},
     {"cuEventQuery", 2000, (void *)cuEventQuery, NULL},
     {"cuEventDestroy", 4000, (void *)cuEventDestroy_v2, NULL},
