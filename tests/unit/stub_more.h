@@ -61,13 +61,16 @@ static int stub_find_mem(CUdeviceptr p)
     return -1;
 }
 
-static unsigned stub_nhostq; /* cuPointerGetAttributes asked about host memory */
+/* cuPointerGetAttributes asked about host memory (threads of the staging test
+ * ask at once: counted atomically) */
+static unsigned stub_nhostq;
 
 static CUresult stub_pointer_attributes(unsigned n, CUpointer_attribute *a, void **data,
                                         CUdeviceptr p)
 {
     int i = stub_find_mem(p);
-    stub_nhostq += i < 0;
+    if (i < 0)
+        __atomic_fetch_add(&stub_nhostq, 1, __ATOMIC_RELAXED);
     stub_kind_t kind = i < 0 ? STUB_DEVICE : stub_mem_list[i].kind;
     for (unsigned k = 0; k < n; k++)
         switch (a[k]) {
