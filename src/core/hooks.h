@@ -44,7 +44,8 @@ void ga_hooks_call_enter(void);
 void ga_hooks_call_leave(void);
 
 /* Around a plain entry point's driver call, when rt->per_call: s is its
- * stream (GA_NOSTREAM: none), writes whether it may write device memory. */
+ * stream (GA_NOSTREAM: none), writes whether it may write device memory, maps
+ * whether it may also map or unmap memory (its class in entries.def). */
 void ga_hooks_plain_before(const ga_rt_t *rt, bool writes, bool maps, CUstream s);
 void ga_hooks_plain_after(const ga_rt_t *rt, CUresult r, CUstream s, bool pt, bool writes,
                           bool maps);

@@ -76,6 +76,14 @@ static CUresult stub_range(CUdeviceptr *base, size_t *size, CUdeviceptr d)
 }
 
 static CUresult stub_ipc(CUipcMemHandle *h, CUdeviceptr d) { (void)h; (void)d; return CUDA_SUCCESS; }
+/* cuMemGetHandleForAddressRange: any range exports, as fd 3. */
+static CUresult stub_dmabuf(void *fd, CUdeviceptr d, size_t n, CUmemRangeHandleType t,
+                           unsigned long long flags)
+{
+    (void)d, (void)n, (void)t, (void)flags;
+    *(int *)fd = 3;
+    return CUDA_SUCCESS;
+}
 static CUresult stub_memset(CUdeviceptr d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; return CUDA_SUCCESS; }
 
 static CUdeviceptr alloc(ga_rt_t *rt, size_t n)
@@ -100,6 +108,7 @@ static void stub_device(ga_rt_t *rt)
     rt->drv.fn[GA_ID_cuMemGetInfo_v2] = (void *)stub_info;
     rt->drv.fn[GA_ID_cuMemGetAddressRange_v2] = (void *)stub_range;
     rt->drv.fn[GA_ID_cuIpcGetMemHandle] = (void *)stub_ipc;
+    rt->drv.fn[GA_ID_cuMemGetHandleForAddressRange] = (void *)stub_dmabuf;
     rt->drv.fn[GA_ID_cuMemsetD8_v2] = (void *)stub_memset;
     stub_features(rt);
 }

@@ -490,8 +490,8 @@ typedef struct range {
 /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set: NVIDIA's GPUDirect RDMA guide has
  * memory a NIC writes marked so (Open MPI's CUDA support, GDRCopy and
  * Holoscan's AJA video source do), and those writes reach it without a call of
- * this process. Asked on its own: a driver that cannot
- * answer it for some memory (an answer it fails) still answers the rest. */
+ * this process. Asked on its own, so that a driver unable to answer it for some
+ * memory still answers cacheable()'s other questions. */
 static bool dma_target(const ga_rt_t *rt, CUdeviceptr src)
 {
     __typeof__(&cuPointerGetAttributes) get =
