@@ -404,8 +404,10 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
     }
     GA_CONFIG_VARS(GA_CONFIG_LOAD)
 #undef GA_CONFIG_LOAD
-    cfg->enabled = cfg->mode != GA_MODE_OFF;
-    /* Features not set one by one follow GPUACCEL's set. */
+    /* Features not set one by one follow GPUACCEL's set; a feature's own
+     * switch wins over the set, whichever it is (GPUACCEL=0
+     * GPUACCEL_COALESCE=1 is coalescing alone). The library is active when
+     * any feature is on. */
 #define GA_CONFIG_SET(var, type, field, def, needs, help) GA_SET_##type(var, field, def)
 #define GA_SET_FEATURE(var, field, def)                                                     \
     if (!raw[GA_CFG_##var])                                                                 \
@@ -419,6 +421,17 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
 #define GA_SET_LIMIT(var, field, def)
     GA_CONFIG_VARS(GA_CONFIG_SET)
 #undef GA_CONFIG_SET
+#define GA_CONFIG_ANY(var, type, field, def, needs, help) GA_ANY_##type(field)
+#define GA_ANY_FEATURE(field) cfg->enabled |= cfg->field;
+#define GA_ANY_MODE(field)
+#define GA_ANY_BOOL(field)
+#define GA_ANY_LEVEL(field)
+#define GA_ANY_STR(field)
+#define GA_ANY_SIZE(field)
+#define GA_ANY_UINT(field)
+#define GA_ANY_LIMIT(field)
+    GA_CONFIG_VARS(GA_CONFIG_ANY)
+#undef GA_CONFIG_ANY
     check_limit_units(src, raw);
     check_size_units(src, raw);
     if (cfg->enabled) {

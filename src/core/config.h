@@ -58,7 +58,7 @@ typedef struct ga_config {
 #define GA_CONFIG_FIELD(var, type, field, def, needs, help) GA_CTYPE_##type field;
     GA_CONFIG_VARS(GA_CONFIG_FIELD)
 #undef GA_CONFIG_FIELD
-    bool enabled;     /* mode != GA_MODE_OFF */
+    bool enabled;     /* any feature on (the set, then each switch) */
     char *file_text;  /* GPUACCEL_CONFIG's contents: its values point here */
     const char *raw[GA_CONFIG_N]; /* as set (environment, else file); NULL: unset */
 } ga_config_t;

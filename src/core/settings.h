@@ -6,7 +6,7 @@
 
 #define GA_CORE_SETTINGS(X, W)                                                               \
     X(GPUACCEL, MODE, mode, "safe", "",                                                      \
-      "0: pure pass-through; safe: the features on by default; all: every feature")          \
+      "the set of features: 0 none, safe the defaults, all every one; a feature's own switch wins")          \
     X(GPUACCEL_CONFIG, STR, config, "", "",                                                  \
       "read settings (NAME=VALUE lines) from FILE; the environment wins")                    \
     X(GPUACCEL_LOG, LEVEL, log_level, "warn", "", "error, warn, info or debug")              \

@@ -122,10 +122,22 @@ void ga_hooks_check(ga_rt_t *rt, bool on[GA_N_FEATURES])
     }
 }
 
+/* At info level, the features in effect, as `gpuaccel env` computes them. */
+static void log_features(const bool on[GA_N_FEATURES])
+{
+    char line[512] = "";
+    size_t n = 0;
+    for (unsigned i = 0; i < GA_N_FEATURES && n < sizeof line; i++)
+        if (on[i])
+            n += (size_t)snprintf(line + n, sizeof line - n, " %s", ga_feature_variables[i]);
+    ga_log(GA_LOG_INFO, "features on:%s", n ? line : " none");
+}
+
 void ga_hooks_start(ga_rt_t *rt)
 {
     bool on[GA_N_FEATURES];
     ga_hooks_check(rt, on);
+    log_features(on);
     ga_hooks_enable(rt, on);
     GA_EACH(init, rt);
 }

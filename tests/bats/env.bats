@@ -94,3 +94,51 @@ warns() { # EXPECTED-TEXT VAR=VALUE...
     [ "$status" -eq 0 ]
     [[ "$output" != *"gpuaccel:"* ]]
 }
+
+# One truth for settings: for every set and each feature's own switch on top
+# of it, the features the library turns on (its "features on:" line) are the
+# ones `gpuaccel env` shows in effect.
+env_features() { # ENV...: the switches env shows on, as GPUACCEL_X words
+    local vars
+    vars=$(sed -n 's/^GA_FEATURE([a-z_]*, *\(GPUACCEL_[A-Z_]*\), *1)$/\1/p' \
+        "$GA_SRC/src/features/features.def")
+    env "$@" "$GA_BUILD/tools/gpuaccel" env 2>/dev/null |
+        awk -v vars="$vars" 'BEGIN { n = split(vars, v, "\n"); for (i = 1; i <= n; i++) want[v[i]] = 1 }
+             ($1 in want) && $4 == "1" { printf " %s", $1 }'
+}
+lib_features() { # ENV...: the toggled switches the library says are on
+    local vars line
+    vars=$(sed -n 's/^GA_FEATURE([a-z_]*, *\(GPUACCEL_[A-Z_]*\), *1)$/\1/p' \
+        "$GA_SRC/src/features/features.def")
+    line=$(env "$@" GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/door_getproc" "$PTX" 2>&1 | sed -n 's/^gpuaccel: features on://p')
+    for v in $vars; do
+        case " $line " in *" $v "*) printf ' %s' "$v" ;; esac
+    done
+}
+same_features() { # ENV...
+    local e l
+    e=$(env_features "$@")
+    l=$(lib_features "$@")
+    if [ "$e" != "$l" ]; then
+        echo "with $*: gpuaccel env says [$e], the library [$l]"
+        return 1
+    fi
+}
+
+@test "the library's features equal gpuaccel env's for every set and override" {
+    local sets=("" GPUACCEL=0 GPUACCEL=safe GPUACCEL=all) f s n=0
+    for s in "${sets[@]}"; do
+        same_features $s
+        n=$((n + 1))
+        for f in $(toggled_features); do
+            f=GPUACCEL_$(echo "$f" | tr 'a-z' 'A-Z')
+            same_features $s "$f=1"
+            same_features $s "$f=0"
+            n=$((n + 2))
+        done
+    done
+    # and the one that disagreed before: a switch on under GPUACCEL=0 acts
+    [ "$(lib_features GPUACCEL=0 GPUACCEL_COALESCE=1)" = " GPUACCEL_COALESCE" ]
+    [ "$n" -gt 60 ]
+}
