@@ -233,6 +233,16 @@ bool ga_stream_busy(const ga_stream_t *st)
            ga_untracked();
 }
 
+uint64_t ga_stream_note_own(ga_stream_t *st)
+{
+    return atomic_fetch_add_explicit(&st->work, 1, memory_order_acq_rel) + 1;
+}
+
+bool ga_stream_done(const ga_stream_t *st, uint64_t work)
+{
+    return atomic_load(&st->idle_at) >= work && !ga_untracked();
+}
+
 bool ga_stream_nonblocking(const ga_stream_t *st)
 {
     return st->nonblocking;

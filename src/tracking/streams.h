@@ -144,6 +144,15 @@ ga_ctx_mark_t ga_ctx_mark(const ga_rt_t *rt, CUcontext ctx);
 void ga_ctx_mark_idle(ga_ctx_mark_t *m, bool succeeded);
 
 bool ga_stream_busy(const ga_stream_t *st);
+
+/* The library's own copy enqueued on st (a window fill behind the program's
+ * read): counted on the stream alone, not in ga_work_seq (which the fill reads
+ * to tell whether the program issued anything since). Returns the count that
+ * says it finished: ga_stream_done(st, that) once any successful wait that
+ * began after it marked the stream idle, whoever waited (the program, a
+ * deferred synchronization paid later, a fence). */
+uint64_t ga_stream_note_own(ga_stream_t *st);
+bool ga_stream_done(const ga_stream_t *st, uint64_t work);
 bool ga_stream_nonblocking(const ga_stream_t *st);
 
 /* The non-blocking streams of `ctx` (up to max; returns how many there are).

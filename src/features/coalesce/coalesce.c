@@ -98,6 +98,7 @@ typedef struct slot {
     const ga_stream_t *fill_st; /* S_CLAIMED, S_FILLING: the tracker's record of the stream
                                  * of an asynchronous fill; NULL: a synchronous fill */
     uint64_t enqueued;          /* S_FILLING: ga_order_next() when its copy was enqueued */
+    uint64_t fill_done;         /* S_FILLING: fill_st's count that says the copy finished */
     CUdeviceptr next_expected; /* sequential-scan detection */
     size_t grow;
     bool big;             /* host is malloc'd (a mirror), counted in held_bytes */
@@ -1055,7 +1056,7 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
                              ga_id_t id)
 {
     fill_t f;
-    const ga_stream_t *st = ga_stream_get(rt, h, pt);
+    ga_stream_t *st = ga_stream_get(rt, h, pt);
     if (!st || !ga_own_calls_enter())
         return;
     if (!begin_fill(rt, src, n, st, 0, &f)) {
@@ -1073,6 +1074,7 @@ static void start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstr
     if (ok) { /* from now on a sync of this stream that begins may install it */
         atomic_store(&any_filling, true);
         s->state = S_FILLING, s->enqueued = ga_order_next();
+        s->fill_done = ga_stream_note_own(st);
         record_window_locked(&f);
         atomic_fetch_add_explicit(&fills, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&fill_bytes, f.len, memory_order_relaxed);
@@ -1121,6 +1123,27 @@ static void install_covered(const ga_rt_t *rt, const ga_stream_t *st, CUcontext 
             continue;
         bool keep = settled && s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
                     !ga_serving_off();
+        settle_slot_locked(s, keep);
+        s->fill_st = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Fills whose stream the tracker knows finished past them, whoever waited:
+ * a synchronization lazy_sync deferred and paid at a later call, or a fence,
+ * marks the stream idle without a sync event here. Kept under the same rule
+ * as at a sync (nothing issued since, the context idle); asks no driver. */
+static void install_done(void)
+{
+    if (!atomic_load(&any_filling))
+        return;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (s->state != S_FILLING || !s->fill_st || !ga_stream_done(s->fill_st, s->fill_done))
+            continue;
+        bool keep = s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
+                    ga_ctx_idle(s->ctx) && !ga_serving_off();
         settle_slot_locked(s, keep);
         s->fill_st = NULL;
     }
@@ -1223,6 +1246,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     offered.candidate = false;
     if (!servable(rt, dst, n))
         return false;
+    install_done();
     /* Asynchronous: served only when the stream has nothing queued (the copy
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || stream_idle(rt, s, ga_entries[id].per_thread);

@@ -414,13 +414,18 @@ static void ls_gate_done(const ga_rt_t *rt, ga_id_t id)
     }
 }
 
-/* Wait for one context, current or not. */
+/* Wait for one context, current or not. The tracker learns its streams idle,
+ * as from the program's own wait: features that wait for idle streams (a
+ * coalescing window's fill, a read served only on an idle stream) must see
+ * a deferred wait once it is paid, or deferring would stop them serving. */
 static CUresult wait_ctx(const ga_rt_t *rt, CUcontext ctx)
 {
     ga_ctx_scope_t scope;
     if (!ga_ctx_enter(rt, ctx, &scope))
         return CUDA_SUCCESS; /* gone (its destroy waited for it) */
+    ga_ctx_mark_t m = ga_ctx_mark(rt, ctx);
     CUresult r = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize)();
+    ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
     ga_ctx_leave(rt, &scope);
     return r;
 }
