@@ -7,8 +7,9 @@
  * cudaMallocAsync/cudaFreeAsync/sync cycle costs milliseconds instead of
  * microseconds (sppark's Dmalloc and ICICLE's MSM allocate this way on every
  * call). The first time a device's default pool serves the program, this
- * feature raises that pool's threshold to "keep everything" — what RMM's and
- * CuPy's async resources do when they create their pools — unless the program
+ * feature raises that pool's threshold to GPUACCEL_ASYNC_POOL_LIMIT (half the
+ * device by default; RMM's and CuPy's async resources raise it to "keep
+ * everything" when they create their pools) unless the program
  * set the threshold itself (cuMemPoolSetAttribute is respected, before or
  * after), and answers the program's own reading of the threshold with the
  * value it would have seen. The memory the pool keeps is reported free by
@@ -45,6 +46,24 @@ static unsigned n_pools;            /* under lock */
 /* Per device ordinal: its default pool was looked at (raised or left). Read
  * without the lock on every stream-ordered allocation; set once. */
 static _Atomic bool dev_done[MAX_DEVICES];
+/* Per device ordinal: its default pool keeps memory because of us (counted). */
+static _Atomic bool dev_raised[MAX_DEVICES];
+static _Atomic uint64_t kept, asked; /* stream-ordered allocations: from a raised pool, all */
+static _Atomic uint64_t threshold;   /* the last threshold set, for the report */
+
+/* The threshold: the limit in bytes, or its share of the current device (the
+ * allocation's: a stream-ordered allocation is made in the current context). */
+static cuuint64_t keep_for(const ga_rt_t *rt)
+{
+    const ga_limit_t *l = &rt->cfg.async_pool_limit;
+    size_t free_b = 0, total = 0;
+    if (l->bytes)
+        return l->bytes;
+    __typeof__(&cuMemGetInfo_v2) info = GA_REAL(rt, GA_ID_cuMemGetInfo_v2, cuMemGetInfo_v2);
+    if (!info || info(&free_b, &total) != CUDA_SUCCESS)
+        return 0; /* unknown: leave the pool as it is */
+    return total / 100 * l->percent;
+}
 
 static pool_rec_t *find_locked(CUmemoryPool pool)
 {
@@ -84,8 +103,8 @@ static void raise_default(const ga_rt_t *rt, CUdevice dev)
         GA_REAL(rt, GA_ID_cuMemPoolGetAttribute, cuMemPoolGetAttribute);
     __typeof__(&cuMemPoolSetAttribute) set =
         GA_REAL(rt, GA_ID_cuMemPoolSetAttribute, cuMemPoolSetAttribute);
-    cuuint64_t now = 0, keep = UINT64_MAX;
-    if (get(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &now) != CUDA_SUCCESS)
+    cuuint64_t now = 0, keep = keep_for(rt);
+    if (!keep || get(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &now) != CUDA_SUCCESS)
         return;
     if (ours && now == keep)
         return; /* still as we left it */
@@ -96,10 +115,13 @@ static void raise_default(const ga_rt_t *rt, CUdevice dev)
     p->raised = take;
     p->native = now;
     pthread_mutex_unlock(&lock);
+    if (dev >= 0 && dev < MAX_DEVICES)
+        atomic_store(&dev_raised[dev], take);
     if (!take)
         return;
-    ga_log(GA_LOG_INFO, "device %d: the default memory pool keeps its memory between "
-                        "synchronizations", (int)dev);
+    atomic_store(&threshold, keep);
+    ga_log(GA_LOG_INFO, "device %d: the default memory pool keeps up to %llu MiB between "
+                        "synchronizations", (int)dev, (unsigned long long)(keep >> 20));
 }
 
 static bool device_of_pool(const ga_rt_t *rt, CUmemoryPool pool, CUdevice *dev)
@@ -141,11 +163,15 @@ static void async_pool_begin(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, b
     } else if (GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice)(&dev) != CUDA_SUCCESS) {
         return; /* no context: the driver's own error follows */
     }
-    if (dev < 0 || dev >= MAX_DEVICES ||
-        atomic_load_explicit(&dev_done[dev], memory_order_acquire))
+    if (dev < 0 || dev >= MAX_DEVICES)
         return;
-    raise_default(rt, dev);
-    atomic_store_explicit(&dev_done[dev], true, memory_order_release);
+    if (!atomic_load_explicit(&dev_done[dev], memory_order_acquire)) {
+        raise_default(rt, dev);
+        atomic_store_explicit(&dev_done[dev], true, memory_order_release);
+    }
+    atomic_fetch_add_explicit(&asked, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&dev_raised[dev], memory_order_relaxed))
+        atomic_fetch_add_explicit(&kept, 1, memory_order_relaxed);
 }
 
 /* The program's own view of a threshold we changed; its own setting wins. */
@@ -160,6 +186,8 @@ static bool async_pool_attr(const ga_rt_t *rt, bool set, CUmemoryPool pool,
     bool answer = false;
     if (set && p) {
         p->program_set = true; /* the driver sets it: we never touch it again */
+        if (p->raised && p->dev >= 0 && p->dev < MAX_DEVICES)
+            atomic_store(&dev_raised[p->dev], false);
         p->raised = false;
     } else if (!set && p && p->raised && !p->program_set) {
         *(cuuint64_t *)value = p->native;
@@ -234,8 +262,22 @@ static void async_pool_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 static void fork_child(void)
 {
     n_pools = 0;
-    for (unsigned d = 0; d < MAX_DEVICES; d++)
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
         atomic_store_explicit(&dev_done[d], false, memory_order_relaxed);
+        atomic_store_explicit(&dev_raised[d], false, memory_order_relaxed);
+    }
+}
+
+/* At exit: how many stream-ordered allocations came from a pool that kept its
+ * memory, and up to how much it was allowed to keep. */
+static void async_pool_report(void)
+{
+    uint64_t n = atomic_load(&asked);
+    if (n)
+        ga_log(GA_LOG_INFO, "async_pool: %llu of %llu stream-ordered allocations from a pool "
+                            "keeping up to %llu MiB",
+               (unsigned long long)atomic_load(&kept), (unsigned long long)n,
+               (unsigned long long)(atomic_load(&threshold) >> 20));
 }
 
 static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
@@ -248,8 +290,9 @@ const ga_feature_t ga_feature_async_pool = {
     .off = switch_off,
     GA_NEEDS(GA_ID_cuDeviceGetDefaultMemPool, GA_ID_cuMemPoolGetAttribute,
              GA_ID_cuMemPoolSetAttribute, GA_ID_cuMemPoolTrimTo, GA_ID_cuCtxGetDevice,
-             GA_ID_cuDeviceGetCount),
+             GA_ID_cuDeviceGetCount, GA_ID_cuMemGetInfo_v2),
     .fork = &fork_ops,
+    .report = async_pool_report,
     .alloc_async_begin = async_pool_begin,
     .pool_attr = async_pool_attr,
     .reclaim = async_pool_reclaim,

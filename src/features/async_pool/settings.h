@@ -8,6 +8,10 @@
 #define GA_SETTINGS_async_pool(X, W)                                        \
     X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "0", "",                    \
       "stream-ordered allocations keep the default pool's memory between "  \
-      "synchronizations")
+      "synchronizations")                                                   \
+    X(GPUACCEL_ASYNC_POOL_LIMIT, LIMIT, async_pool_limit, "50%",            \
+      "GPUACCEL_ASYNC_POOL",                                                \
+      "bytes (K/M/G suffix) or percent of device memory the default pool "  \
+      "keeps between synchronizations")
 
 #endif
