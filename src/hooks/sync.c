@@ -36,9 +36,14 @@ static CUresult stream_wait(const ga_rt_t *rt, ga_id_t id, CUstream h,
     return r;
 }
 
+/* A synchronization is a flush point whoever answers it: what features hold
+ * goes out first, so a launch sequence ends where the program's wait is, also
+ * when a feature defers or answers the wait (graphs then see the same
+ * sequences as without it). */
 CUresult ga_hook_stream_sync(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
     CUresult r;
+    ga_flush(rt, GA_FLUSH_STREAM, hStream);
     if (GA_SERVE(sync, rt, hStream, ga_entries[id].per_thread, &r))
         return r;
     return stream_wait(rt, id, hStream, GA_REAL(rt, id, cuStreamSynchronize));
@@ -58,6 +63,7 @@ static ga_ctx_mark_t begin_ctx_wait(const ga_rt_t *rt, CUcontext ctx)
 CUresult ga_hook_ctx_sync(const ga_rt_t *rt, ga_id_t id)
 {
     CUresult r0;
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
     if (GA_SERVE(sync, rt, GA_NOSTREAM, false, &r0))
         return r0;
     CUcontext cur = ga_current_ctx(rt);
@@ -74,6 +80,7 @@ CUresult ga_hook_ctx_sync_v2(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)
 {
     CUcontext cur = ga_current_ctx(rt);
     CUresult r0; /* cudart 13 names the current context */
+    ga_flush(rt, GA_FLUSH_ALL, NULL);
     if ((!ctx || ctx == cur) && GA_SERVE(sync, rt, GA_NOSTREAM, false, &r0))
         return r0;
     ga_ctx_mark_t m = begin_ctx_wait(rt, ctx ? ctx : cur);
