@@ -421,16 +421,12 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
 #define GA_SET_LIMIT(var, field, def)
     GA_CONFIG_VARS(GA_CONFIG_SET)
 #undef GA_CONFIG_SET
-#define GA_CONFIG_ANY(var, type, field, def, needs, help) GA_ANY_##type(field)
-#define GA_ANY_FEATURE(field) cfg->enabled |= cfg->field;
-#define GA_ANY_MODE(field)
-#define GA_ANY_BOOL(field)
-#define GA_ANY_LEVEL(field)
-#define GA_ANY_STR(field)
-#define GA_ANY_SIZE(field)
-#define GA_ANY_UINT(field)
-#define GA_ANY_LIMIT(field)
-    GA_CONFIG_VARS(GA_CONFIG_ANY)
+    /* A feature's own row that needs no other switch is a switch: a boolean,
+     * or (the profile, the tuner) a file name. */
+#define GA_CONFIG_ANY(var, type, field, def, needs, help)                                   \
+    if (!needs[0])                                                                          \
+        cfg->enabled |= GA_ON_##type(cfg->field);
+    GA_FEATURE_SETTINGS(GA_CONFIG_ANY, GA_CONFIG_NO_W)
 #undef GA_CONFIG_ANY
     check_limit_units(src, raw);
     check_size_units(src, raw);

@@ -68,9 +68,9 @@ compare() {
 }
 
 @test "no feature on: the doors hand out the driver's own entry points; a feature or the call log brings the wrappers back" {
-    run env GPUACCEL_POOL=0 GPUACCEL_COALESCE=0 GPUACCEL_GRAPHS=0 GPUACCEL_TUNE=0 GPUACCEL_KERNELS=0 \
-        GPUACCEL_ASYNC_POOL=0 GPUACCEL_PINNED=0 \
-        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_where"
+    local off=() f
+    for f in $(toggled_features); do off+=("GPUACCEL_$(echo "$f" | tr 'a-z' 'A-Z')=0"); done
+    run env "${off[@]}" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_where"
     echo "off: $output"
     [ "$status" -eq 0 ]
     [ "$output" = "dlsym=libcuda.so.1 getproc=libcuda.so.1" ]

@@ -6,7 +6,7 @@
 #define GA_SETTINGS_ASYNC_POOL_H
 
 #define GA_SETTINGS_async_pool(X, W)                                        \
-    X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "0", "",                    \
+    X(GPUACCEL_ASYNC_POOL, FEATURE, async_pool, "1", "",                    \
       "stream-ordered allocations keep the default pool's memory between "  \
       "synchronizations")                                                   \
     X(GPUACCEL_ASYNC_POOL_LIMIT, LIMIT, async_pool_limit, "50%",            \

@@ -6,7 +6,7 @@
 #define GA_SETTINGS_PINNED_H
 
 #define GA_SETTINGS_pinned(X, W)                                           \
-    X(GPUACCEL_PINNED, FEATURE, pinned, "0", "",                           \
+    X(GPUACCEL_PINNED, FEATURE, pinned, "1", "",                           \
       "serve cuMemHostAlloc/cuMemFreeHost from a cache")                   \
     X(GPUACCEL_PINNED_LIMIT, SIZE, pinned_limit, "4G", "GPUACCEL_PINNED",  \
       "most bytes of freed page-locked memory kept for reuse")

@@ -6,7 +6,7 @@
 #define GA_SETTINGS_STAGING_H
 
 #define GA_SETTINGS_staging(X, W)                                                       \
-    X(GPUACCEL_STAGING, FEATURE, staging, "0", "",                                      \
+    X(GPUACCEL_STAGING, FEATURE, staging, "1", "",                                      \
       "copy large pageable host buffers through pinned buffers, with several threads")  \
     X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                \
       "smallest copy staged, bytes")                                                    \

@@ -6,7 +6,7 @@
 #define GA_SETTINGS_STREAMS_H
 
 #define GA_SETTINGS_streams(X, W)                                                    \
-    X(GPUACCEL_STREAMS, FEATURE, streams, "0", "",                                   \
+    X(GPUACCEL_STREAMS, FEATURE, streams, "1", "",                                   \
       "keep streams the program destroys and hand them to its next cuStreamCreate")
 
 #endif

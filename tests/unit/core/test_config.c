@@ -129,7 +129,7 @@ int main(void)
     CHECK(cfg.coalesce_window == (1u << 20));
     CHECK(cfg.graph_min == 5);
     CHECK(cfg.pool_limit.bytes == (16ull << 30));
-    CHECK(!cfg.enabled);
+    CHECK(cfg.enabled); /* GPUACCEL=0, yet the pool's own switch is on */
     CHECK(!strcmp(cfg.tune_table, "/tmp/t.txt"));
     CHECK(has_problem("GPUACCEL_COALESCE='maybe' is not valid: expected 1, on, yes, true, 0, off, no or false"));
     CHECK(has_problem("GPUACCEL_GRAPH_MIN='-3'"));
@@ -144,6 +144,11 @@ int main(void)
     fake_env = off;
     load(&cfg, NULL);
     CHECK(!cfg.enabled && !cfg.pool && !cfg.kernels && !cfg.coalesce);
+    /* A switch that is a file name (the profile) turns the library on too. */
+    static const char *const prof[] = {"GPUACCEL", "0", "GPUACCEL_PROFILE", "/tmp/p", NULL};
+    fake_env = prof;
+    load(&cfg, NULL);
+    CHECK(cfg.enabled && !cfg.pool && !strcmp(cfg.profile, "/tmp/p"));
     static const char *const safe[] = {"GPUACCEL", "safe", "GPUACCEL_COALESCE", "yes", NULL};
     fake_env = safe;
     load(&cfg, NULL);
