@@ -545,6 +545,39 @@ static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
+/* Out of memory (the program's own allocation failed): the rings of engines
+ * no copy is using go back, once their last DMAs are done; a later staged
+ * copy makes its ring again. True if any went. */
+static bool st_reclaim(const ga_rt_t *rt)
+{
+    __typeof__(&cuEventSynchronize) wait = GA_REAL(rt, GA_ID_cuEventSynchronize, cuEventSynchronize);
+    bool gave = false;
+    if (ga_serving_off() || !ga_own_calls_enter())
+        return false;
+    for (unsigned i = 0; i < N_ENGINES; i++) {
+        engine_t *e = &engines[i];
+        if (pthread_mutex_trylock(&e->use) != 0)
+            continue; /* a copy is using it */
+        pthread_mutex_lock(&lock);
+        CUcontext ctx = e->gone ? NULL : e->ctx;
+        pthread_mutex_unlock(&lock);
+        ga_ctx_scope_t scope;
+        if (e->ready && !e->broken && ctx && ga_ctx_enter(rt, ctx, &scope)) {
+            bool done = true;
+            for (unsigned k = 0; k < N_SLOTS; k++)
+                done &= !e->slot[k].pending || wait(e->slot[k].ev) == CUDA_SUCCESS;
+            if (done) { /* else a DMA's state is unknown: the ring stays */
+                free_ring(rt, e, N_SLOTS);
+                gave = true;
+            }
+            ga_ctx_leave(rt, &scope);
+        }
+        release(e);
+    }
+    ga_own_calls_leave();
+    return gave;
+}
+
 void ga_staging_stats(ga_staging_stats_t *s)
 {
     s->htod = atomic_load(&n_htod);
@@ -599,4 +632,5 @@ const ga_feature_t ga_feature_staging = {
     .read = st_read,
     .write = st_write,
     .ctx_gone = st_ctx_gone,
+    .reclaim = st_reclaim,
 };
