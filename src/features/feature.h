@@ -70,9 +70,10 @@ typedef struct ga_feature {
 
     /* ---- served ---- */
     bool (*alloc)(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytes, CUresult *r);
-    /* The driver is out of memory: give back what it holds; true if it did
-     * (the hook then retries the program's allocation once). */
-    bool (*reclaim)(const ga_rt_t *rt);
+    /* The driver is out of memory (host: page-locked host memory, else device
+     * memory): give back what it holds of that kind; true if it did. Every
+     * feature is asked; then the hook retries the program's allocation once. */
+    bool (*reclaim)(const ga_rt_t *rt, bool host);
     /* s: GA_NOSTREAM for cuMemFree, the stream of cuMemFreeAsync */
     bool (*free)(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUstream s, CUresult *r);
     /* A copy that may read device memory into host memory: id is the entry

@@ -58,6 +58,17 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES]);
         served_;                                                                         \
     })
 
+/* Out of memory: every feature holding memory of that kind gives it back;
+ * true if any did (the caller then retries once). Unlike a served event, all
+ * are asked: one cache's memory alone may not be enough. */
+static inline bool ga_reclaim(const ga_rt_t *rt, bool host)
+{
+    bool any = false;
+    for (unsigned i_ = 0; i_ < ga_d.n_reclaim; i_++)
+        any |= ga_d.reclaim[i_](rt, host);
+    return any;
+}
+
 static inline bool ga_feature_on(unsigned feature_id)
 {
     return ga_d.on[feature_id];

@@ -24,7 +24,7 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
     ga_hooks_plain_before(rt, true, true, GA_NOSTREAM);
     if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r)) {
         r = driver_alloc(rt, id, pp, bytesize, Flags);
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && ga_reclaim(rt, true))
             r = driver_alloc(rt, id, pp, bytesize, Flags);
     }
     ga_debug("host alloc: %zu bytes, flags %#x%s: %s %p", bytesize, Flags & ~GA_HOSTALLOC_LEGACY,

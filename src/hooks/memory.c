@@ -25,7 +25,7 @@ CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t 
         r = real(dptr, bytesize); /* the driver's own answer, errors included */
         /* Memory a feature holds gives way before the driver's error is final
          * (also after a fault, when nothing is served). */
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && GA_SERVE(reclaim, rt))
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && ga_reclaim(rt, false))
             r = real(dptr, bytesize);
     }
     ga_work_end(rt, r, GA_NOSTREAM, false, true);
@@ -191,7 +191,7 @@ static CUresult alloc_async_common(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *d
     if (!ga_serving_off())
         GA_EACH(alloc_async_begin, rt, pool, hStream, pt);
     CUresult r = driver_alloc_async(rt, id, dptr, bytesize, pool, hStream);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && !ga_serving_off() && GA_SERVE(reclaim, rt))
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !ga_serving_off() && ga_reclaim(rt, false))
         r = driver_alloc_async(rt, id, dptr, bytesize, pool, hStream);
     ga_work_end(rt, r, hStream, pt, true);
     GA_EACH(alloc_done, rt, r == CUDA_SUCCESS && dptr ? *dptr : 0, bytesize, since(t0), r);

@@ -108,11 +108,20 @@ profiled() { # PREFIX PROG ARGS...
     rm -rf "$dir"
 }
 
-@test "pass-through (GPUACCEL=0) writes no profile" {
-    run env GPUACCEL=0 GPUACCEL_PROFILE="$T/off" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+@test "GPUACCEL=0 with GPUACCEL_PROFILE: the profile alone, no serving feature" {
+    # A feature's own switch wins over the set, the profile's file name too.
+    run env GPUACCEL=0 GPUACCEL_PROFILE="$T/off" GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+    [ "$status" -eq 0 ]
+    [ -s "$T/off.json" ]
+    [ "$(echo "$output" | grep '^gpuaccel: features on:')" = "gpuaccel: features on: GPUACCEL_PROFILE" ]
+}
+
+@test "pass-through (GPUACCEL=0 and nothing else) writes no profile and serves nothing" {
+    run env GPUACCEL=0 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/door_getproc" "$PTX"
     [ "$status" -eq 0 ]
-    [ ! -e "$T/off.json" ]
+    if echo "$output" | grep -q '^gpuaccel: features on:'; then false; fi
 }
 
 @test "an unwritable path: one warning, the program unaffected" {

@@ -211,10 +211,10 @@ static unsigned raised_pools(CUdevice dev, CUmemoryPool *out, unsigned max)
 }
 
 /* Out of memory somewhere: what the pools keep unused goes back. */
-static bool async_pool_reclaim(const ga_rt_t *rt)
+static bool async_pool_reclaim(const ga_rt_t *rt, bool host)
 {
     CUmemoryPool p[MAX_POOLS];
-    unsigned n = raised_pools(-1, p, MAX_POOLS);
+    unsigned n = host ? 0 : raised_pools(-1, p, MAX_POOLS);
     bool gave = false;
     __typeof__(&cuMemPoolGetAttribute) get =
         GA_REAL(rt, GA_ID_cuMemPoolGetAttribute, cuMemPoolGetAttribute);

@@ -291,9 +291,9 @@ static bool pinned_free(const ga_rt_t *rt, void *p, CUresult *r)
     return true;
 }
 
-static bool pinned_reclaim(const ga_rt_t *rt)
+static bool pinned_reclaim(const ga_rt_t *rt, bool host)
 {
-    if (ga_serving_off() || !n_free) /* n_free read racily: a hint */
+    if (!host || ga_serving_off() || !n_free) /* n_free read racily: a hint */
         return false;
     release_all(rt);
     return true;

@@ -123,9 +123,9 @@ static bool pool_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t 
 /* The driver refused an allocation the pool did not serve (after a fault,
  * say): the cache gives way, except during a capture, where a free would
  * invalidate the program's capture. */
-static bool pool_reclaim(const ga_rt_t *rt)
+static bool pool_reclaim(const ga_rt_t *rt, bool host)
 {
-    CUcontext ctx = ga_current_ctx(rt);
+    CUcontext ctx = host ? NULL : ga_current_ctx(rt);
     if (ga_capture_active() || !ctx || !ga_pool_cached_in(ctx))
         return false;
     ga_pool_release_cache(rt, ctx);

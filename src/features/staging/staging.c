@@ -545,14 +545,14 @@ static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
-/* Out of memory (the program's own allocation failed): the rings of engines
+/* Out of page-locked memory (the program's own allocation failed): the rings of engines
  * no copy is using go back, once their last DMAs are done; a later staged
  * copy makes its ring again. True if any went. */
-static bool st_reclaim(const ga_rt_t *rt)
+static bool st_reclaim(const ga_rt_t *rt, bool host)
 {
     __typeof__(&cuEventSynchronize) wait = GA_REAL(rt, GA_ID_cuEventSynchronize, cuEventSynchronize);
     bool gave = false;
-    if (ga_serving_off() || !ga_own_calls_enter())
+    if (!host || ga_serving_off() || !ga_own_calls_enter())
         return false;
     for (unsigned i = 0; i < N_ENGINES; i++) {
         engine_t *e = &engines[i];
