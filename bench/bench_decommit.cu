@@ -9,8 +9,9 @@
  * size filled by one cudaMemcpy device-to-host
  * (stwo_gpu_backend/src/cuda/base_field_vec.rs, cuda/include/utils.cuh).
  * stwo's MerkleProver::decommit, which stwo-gpu runs unchanged
- * (starkware-libs/stwo, crates/prover/src/core/vcs/prover.rs), calls at() on
- * every column of a layer for each queried position, positions ascending.
+ * (starkware-libs/stwo crates/prover/src/core/vcs/prover.rs, at ce5b975, the
+ * revision stwo_gpu_backend/Cargo.toml pins), calls at() on every column of a
+ * layer for each queried position, positions ascending.
  *
  * Here, per round: a kernel writes C columns of 2^N u32 values, seeded, per
  * element and per column, with a new seed every round (a new commitment);
