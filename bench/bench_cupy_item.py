@@ -7,7 +7,7 @@ are read one by one.  --mode reference reads the same values with one bulk
 a[:m].get() and picks them on the host.
 
 Prints "result cupy_item <us per element> ..." and "digest: <16 hex>" over the
-values read (same digest function as bench/common.h).  Exits 77 when cupy or
+values read (same digest function as bench/digest.h).  Exits 77 when cupy or
 a CUDA device is missing.
 
 usage: bench_cupy_item.py [--count N] [--mode native|reference] [--seed S]

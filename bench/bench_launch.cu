@@ -20,8 +20,15 @@
  * Prints "result launch <us per kernel launch> ..." and a digest over both arrays.
  *
  * Pass-through mode (--passthrough launch|memcpy, --count N, default 100000):
- *   launch: N launches of an empty kernel on a stream (digest over N only)
+ *   launch: N launches of a one-thread kernel on a stream; launch k folds
+ *           mix32(seed + k) into word k mod 1024 of a device array, so the
+ *           digest (over the array and N) changes if a launch is lost,
+ *           repeated, reordered or given another argument
  *   memcpy: N 4-byte cudaMemcpy D2H of consecutive elements of a 1 MiB buffer
+ *           of seeded per-element values; the warm-up reads its last 1000
+ *           words, then a kernel writes the buffer anew with another seed, so
+ *           no value the warm-up read is valid when the timer starts; the
+ *           digest is over every value read
  * Prints "result passthrough <us per op> ..." (the median of 25 batches' per-op
  * times; mean= the whole loop's) and a digest.
  *
@@ -49,7 +56,14 @@ __global__ void init(uint32_t *a, uint32_t *b, uint32_t seed)
     b[t] = mix32(seed * 0x85ebca6bu + t);
 }
 
-__global__ void empty_kernel(void) {}
+#define STAMP_WORDS 1024
+
+/* One launch of the pass-through loop: word k mod STAMP_WORDS takes in k. */
+__global__ void stamp(uint32_t *d, uint32_t k, uint32_t seed)
+{
+    uint32_t *w = d + (k & (STAMP_WORDS - 1));
+    *w = *w * 0x9e3779b1u + mix32(seed + k);
+}
 
 static uint32_t scalar(uint32_t seed, long long g) { return mix32(seed + (uint32_t)g); }
 
@@ -151,10 +165,20 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void launch_batch(long long n, cudaStream_t st)
+static void launch_batch(uint32_t *d, long long k0, long long n, uint32_t seed, cudaStream_t st)
 {
-    for (long long k = 0; k < n; k++) {
-        empty_kernel<<<1, 1, 0, st>>>();
+    for (long long k = k0; k < k0 + n; k++) {
+        stamp<<<1, 1, 0, st>>>(d, (uint32_t)k, seed);
+        CK(cudaGetLastError());
+    }
+    CK(timer_sync());
+}
+
+/* a[i] for i < words, seeded per element (init's values, STAMP-sized pieces). */
+static void init_words(uint32_t *a, unsigned words, uint32_t seed, cudaStream_t st)
+{
+    for (unsigned off = 0; off < words; off += 2 * N_ELEMS, a += 2 * N_ELEMS) {
+        init<<<1, N_ELEMS, 0, st>>>(a, a + N_ELEMS, seed + off);
         CK(cudaGetLastError());
     }
     CK(timer_sync());
@@ -166,34 +190,37 @@ static int passthrough(const char *what, long long count, uint32_t seed, cudaStr
     long long batch = count / BATCHES > 0 ? count / BATCHES : 1;
     count = batch * BATCHES;
     if (strcmp(what, "launch") == 0) {
-        launch_batch(1000, st); /* warm-up */
+        uint32_t *d, h[STAMP_WORDS + 2];
+        CK(cudaMalloc((void **)&d, STAMP_WORDS * sizeof(uint32_t)));
+        init_words(d, STAMP_WORDS, seed * 2u + 1u, st);
+        launch_batch(d, 0, 1000, seed * 2u + 1u, st); /* warm-up */
+        init_words(d, STAMP_WORDS, seed * 2u, st);
         whole0 = now_us();
         for (int b = 0; b < BATCHES; b++) {
             double t0 = now_us();
-            launch_batch(batch, st);
+            launch_batch(d, b * batch, batch, seed * 2u, st);
             per[b] = (now_us() - t0) / (double)batch;
         }
         whole1 = now_us();
         printf("result passthrough %.4f op=launch count=%lld batches=%d mean=%.4f\n",
                median_of(per, BATCHES), count, BATCHES, (whole1 - whole0) / (double)count);
-        print_digest(&count, sizeof count);
+        CK(cudaMemcpy(h, d, STAMP_WORDS * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        memcpy(h + STAMP_WORDS, &count, sizeof count);
+        print_digest(h, sizeof h);
+        CK(cudaFree(d));
     } else if (strcmp(what, "memcpy") == 0) {
         const unsigned words = (1u << 20) / 4;
-        uint32_t *d, *a;
+        uint32_t *d;
         uint32_t *vals = (uint32_t *)malloc((size_t)count * sizeof(uint32_t));
         if (!vals) {
             fprintf(stderr, "out of host memory\n");
             exit(1);
         }
         CK(cudaMalloc((void **)&d, words * sizeof(uint32_t)));
-        a = d;
-        for (unsigned off = 0; off < words; off += 2 * N_ELEMS, a += 2 * N_ELEMS) {
-            init<<<1, N_ELEMS, 0, st>>>(a, a + N_ELEMS, seed + off);
-            CK(cudaGetLastError());
-        }
-        CK(cudaDeviceSynchronize());
-        for (long long k = 0; k < 1000 && k < count; k++) /* warm-up */
-            CK(cudaMemcpy(&vals[k], d + k % words, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        init_words(d, words, seed * 2u + 1u, st);
+        for (long long k = 0; k < 1000 && k < count; k++) /* warm-up, at the buffer's end */
+            CK(cudaMemcpy(&vals[k], d + words - 1 - k, sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        init_words(d, words, seed * 2u, st); /* the values timed */
         whole0 = now_us();
         for (int b = 0; b < BATCHES; b++) {
             double t0 = now_us();

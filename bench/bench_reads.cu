@@ -1,8 +1,9 @@
 /*
  * bench_reads.cu - small device-to-host reads (feature: GPUACCEL_COALESCE).
  *
- * A 16 MiB device buffer of u32 is filled by a kernel from the seed, then
- * COUNT 4-byte elements are read back to pageable host memory:
+ * A 16 MiB device buffer of u32 is filled by a kernel with seeded,
+ * per-element values, then COUNT 4-byte elements are read back to pageable
+ * host memory:
  *   --pattern seq     cudaMemcpy of element k, k = 0,1,2,... (wrapping at 16 MiB)
  *   --pattern random  cudaMemcpy of elements at seeded random indices in the first 1 MiB
  *   --pattern item    the PyTorch .item() pattern: cudaMemcpyAsync of element k into a
@@ -13,8 +14,12 @@
  *                     check after each step; no reference)
  *   --stream default  for item: the default (NULL) stream, as PyTorch and CuPy use,
  *                     instead of a created one (--stream created)
- *   --mode reference  the same elements via ONE bulk cudaMemcpy of the index range,
- *                     picked on the host
+ *   --mode reference  the same elements via ONE bulk cudaMemcpy of the index range
+ *                     into page-locked memory (allocated before the timing), picked
+ *                     on the host
+ * The warm-up reads the first 100 elements of the same pattern; then a kernel
+ * writes the whole buffer anew with another seed, so nothing it read (and
+ * nothing a library kept of it) is valid when the timer starts.
  * Prints "result reads <us per element> ..." and a digest over the values read.
  *
  * usage: bench_reads [--pattern seq|random|item|write] [--stream created|default] [--count N]
@@ -105,8 +110,8 @@ int main(int argc, char **argv)
 
     uint32_t *idx = (uint32_t *)malloc((size_t)count * sizeof(uint32_t));
     uint32_t *vals = (uint32_t *)malloc((size_t)count * sizeof(uint32_t));
-    uint32_t *stage = (uint32_t *)malloc((size_t)BUF_WORDS * sizeof(uint32_t));
-    if (!idx || !vals || !stage) {
+    uint32_t *stage = NULL;
+    if (!idx || !vals) {
         fprintf(stderr, "out of host memory\n");
         return 1;
     }
@@ -130,16 +135,21 @@ int main(int argc, char **argv)
     if (!default_stream)
         CK(cudaStreamCreate(&st));
     CK(cudaMalloc((void **)&d, (size_t)BUF_WORDS * sizeof(uint32_t)));
-    fill<<<1024, 256>>>(d, BUF_WORDS, (uint32_t)seed);
+    if (reference)
+        CK(cudaMallocHost((void **)&stage, (size_t)(hi - lo + 1) * sizeof(uint32_t)));
+    fill<<<1024, 256>>>(d, BUF_WORDS, (uint32_t)seed * 2u + 1u); /* the warm-up's values */
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
 
-    /* warm-up */
+    /* warm-up: first-use costs, on values the timed loop will not see */
     if (reference)
         read_reference(d, idx, vals, count, lo, hi, stage);
     else
         read_native(pattern, d, idx, vals, count < 100 ? count : 100, st);
     CK(cudaDeviceSynchronize());
+    fill<<<1024, 256>>>(d, BUF_WORDS, (uint32_t)seed * 2u); /* the values timed */
+    CK(cudaGetLastError());
+    CK(timer_sync());
 
     double t0 = now_us();
     if (reference)
@@ -158,8 +168,9 @@ int main(int argc, char **argv)
     CK(cudaFree(d));
     if (st)
         CK(cudaStreamDestroy(st));
+    if (stage)
+        CK(cudaFreeHost(stage));
     free(idx);
     free(vals);
-    free(stage);
     return 0;
 }

@@ -13,7 +13,7 @@ library.
 Whole-process timing hides a few percent behind Python's and CUDA's start-up;
 this times STEPS steps after WARMUP untimed ones, between two synchronizations.
 Prints "result torch_train <ms per step> steps=N" and "digest: <16 hex>" over
-the logged losses (same digest function as bench/common.h). Exits 77 when
+the logged losses (same digest function as bench/digest.h). Exits 77 when
 torch or a CUDA device is missing.
 
 usage: bench_torch_train.py [--steps N] [--warmup N] [--batch B] [--seed S]

@@ -6,6 +6,7 @@
  * timer_sync()    wait for the device before a timer stops (see below)
  * now_us()        host monotonic clock in microseconds (clock.h)
  * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
+ *                 (digest.h)
  * mix32()         integer hash used (host and device) to make seeded test data
  * Argument helpers: ARG_IS, arg_value, arg_ll, arg_either, and parse_args (a
  * whole command line from a table of options).
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "digest.h"
 
 #define CK(call)                                                              \
     do {                                                                      \
@@ -56,36 +58,6 @@ static inline cudaError_t timer_sync(void)
 {
     cudaError_t e = cudaDeviceSynchronize();
     return e != cudaSuccess ? e : cudaStreamQuery(0);
-}
-
-/* Word-wise FNV-1a variant with extra mixing; only used for equality checks.
- * bench/bench_*_item.py implement the same function. */
-static inline uint64_t digest_bytes(const void *data, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    const uint64_t prime = 0x100000001b3ULL;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h ^= w;
-        h *= prime;
-        h ^= h >> 29;
-    }
-    for (; i < len; i++) {
-        h ^= p[i];
-        h *= prime;
-    }
-    h ^= (uint64_t)len;
-    h *= prime;
-    h ^= h >> 32;
-    return h;
-}
-
-static inline void print_digest(const void *data, size_t len)
-{
-    printf("digest: %016llx\n", (unsigned long long)digest_bytes(data, len));
 }
 
 __host__ __device__ static inline uint32_t mix32(uint32_t x)

@@ -1,6 +1,6 @@
 """item_loop.py - what bench_torch_item.py and bench_cupy_item.py share: the
 command line, the timed loop of scalar reads and the digest (the same function
-as digest_bytes() in bench/common.h)."""
+as digest_bytes() in bench/digest.h)."""
 import argparse
 import struct
 import time
@@ -9,7 +9,7 @@ N = 1 << 16
 
 
 def digest(data: bytes) -> str:
-    """Same function as digest_bytes() in bench/common.h."""
+    """Same function as digest_bytes() in bench/digest.h."""
     m = (1 << 64) - 1
     prime = 0x100000001B3
     h = 0xCBF29CE484222325
