@@ -214,7 +214,7 @@ TABLE
     [ "$(echo "$output" | grep -c "GPUACCEL_TUNE_TABLE: cannot read '$BATS_TEST_TMPDIR/huge' as a table (missing, unreadable or over 16 MiB)")" -eq 1 ]
     like_native GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/corrupt" -- "$PROGS/door_getproc" "$PTX"
     [ "$(echo "$output" | grep -c "^gpuaccel: warning: $BATS_TEST_TMPDIR/corrupt:[12]: expected '<kernel> ")" -eq 2 ]
-    ! echo "$output" | grep -q '^gpuaccel: tune: rewritten=[1-9]'
+    no_line '^gpuaccel: tune: rewritten=[1-9]'
     like_native GPUACCEL_KERNELS=1 GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/huge:$BATS_TEST_TMPDIR/huge" \
         -- "$PROGS/door_getproc" "$PTX"
     [ "$(echo "$output" | grep -c "GPUACCEL_KERNELS_EXTRA: cannot read '$BATS_TEST_TMPDIR/huge'")" -eq 1 ]
@@ -250,7 +250,7 @@ TABLE
         "$PROGS/oom_prog"
     echo "$output"
     [ "$status" -eq 0 ]
-    ! echo "$output" | grep -q '^alloc .* 2$'
+    no_line '^alloc .* 2$'
     echo "$output" | grep -q '^checked=37 bad=0 '
     echo "$output" | grep -Eq '^gpuaccel: pool: .*releases=1'
 }

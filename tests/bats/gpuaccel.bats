@@ -182,7 +182,7 @@ ga() {
     run ga ab -n 1 --feature pool -- true
     [ "$status" -eq 0 ]
     echo "$output" | grep -q '^pool '
-    ! echo "$output" | grep -q '^all '
+    no_line '^all '
     run ga ab -n 1 --per-feature -- true
     [ "$status" -eq 0 ]
     for f in native $(toggled_features) all; do echo "$output" | grep -q "^$f "; done
@@ -424,7 +424,7 @@ EOF
     for row in native pool async_pool pinned coalesce staging graphs kernels defaults all; do
         echo "$output" | grep -Eq "^$row +[0-9.]+ (us|ms|s) " || { echo "no row $row"; false; }
     done
-    ! echo "$output" | grep -Eq '^tune ' # no table: nothing for tune to do
+    no_line '^tune ' # no table: nothing for tune to do
     [[ "$output" == *"profiling the command once"* ]]
     [[ "$output" == *"Opportunities"* ]]
     echo "$output" | grep -q '^advice: '
@@ -533,9 +533,9 @@ EOF
     [ "$status" -eq 0 ]
     grep -Eq '^  feature +verdict +saving +why$' "$T/r.txt"
     grep -Eq '^Next: gpuaccel (advise|ab --feature [a-z]+) -- COMMAND' "$T/r.txt"
-    ! grep -Eq '(^|[^0-9,])1 (launches|allocations|kernels)\b' "$T/r.txt"
+    run ! grep -Eq '(^|[^0-9,])1 (launches|allocations|kernels)\b' "$T/r.txt"
     # the saving never runs into the reason
-    ! grep -Eq 'would help +~[0-9.]+ [mun]?s[^ ]' "$T/r.txt"
+    run ! grep -Eq 'would help +~[0-9.]+ [mun]?s[^ ]' "$T/r.txt"
 }
 
 @test "the man pages carry the version and release date configure set" {
