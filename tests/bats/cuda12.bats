@@ -14,7 +14,7 @@ setup() { setup_fake; }
         export FAKECUDA_DRIVER_VERSION=$v
         for prog in door_getproc door_dlsym door_linked; do
             like_native -- "$PROGS/$prog" "$PTX"
-            [[ "$want" == *"result ok=1"* ]]
+            has_words 'result ok=1' "$want"
             like_native GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 -- "$PROGS/$prog" "$PTX" pt
         done
     done
@@ -79,7 +79,7 @@ setup() { setup_fake; }
     run env GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"module old=0 new=222 library old=0 new=222"* ]]
+    echo "$output" | grep -qx 'module old=0 new=222 library old=0 new=222'
     [ "$(echo "$output" | grep -c 'loaded as .version 8.4 ')" -eq 2 ]
     FAKECUDA_DRIVER_VERSION=12070 run env GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" \
         LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"

@@ -15,8 +15,8 @@ STAGE="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K G
     run native "$PROGS/staging_prog" 4
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -c 'ok=1')" -eq 37 ]
-    [ "$(echo "$output" | grep -c 'untouched=1')" -eq 5 ]
+    [ "$(echo "$output" | grep -cw 'ok=1')" -eq 37 ]
+    [ "$(echo "$output" | grep -cw 'untouched=1')" -eq 5 ]
 }
 
 @test "staging on: same bytes and codes, large copies staged both ways" {
