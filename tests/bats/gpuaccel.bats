@@ -137,7 +137,9 @@ ga() {
     [ "$status" -eq 0 ]
     has_words 'result ok=1'
     [[ "$output" == *"gpuaccel: profile: $T/p.txt (report), $T/p.json, $T/p.trace.json"* ]]
-    [ -s "$T/p.txt" ] && [ -s "$T/p.json" ] && [ -s "$T/p.trace.json" ]
+    [ -s "$T/p.txt" ]
+    [ -s "$T/p.json" ]
+    [ -s "$T/p.trace.json" ]
     grep -q '^Opportunities' "$T/p.txt"
     run ga profile -- "$PROGS/door_getproc" "$PTX" # the default name, in the current directory
     [ -s "$T/gpuaccel-profile.json" ]
@@ -462,7 +464,9 @@ EOF
     run ga profile --force -o "$T/old.json" -- "$PROGS/door_getproc" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
-    [ -s "$T/old.json" ] && [ -s "$T/old.txt" ] && [ ! -e "$T/old.json.json" ]
+    [ -s "$T/old.json" ]
+    [ -s "$T/old.txt" ]
+    [ ! -e "$T/old.json.json" ]
     touch "$T/t.table"
     run ga tune -o "$T/t.table" -- true
     [ "$status" -eq 2 ]

@@ -1,8 +1,9 @@
 #!/bin/sh
 # lint.sh - the Bats files keep the rules tools/check-bats states (a bare `!`
-# only as a test's last command, numbers matched with a closed end); and the
-# check is not blind: a file with planted violations beside the forms that
-# are fine must give exactly the planted lines, each with its rule.
+# only as a test's last command, no tests joined by && before it, numbers
+# matched with a closed end); and the check is not blind: a file with planted
+# violations beside the forms that are fine must give exactly the planted
+# lines, each with its rule.
 set -u
 src=${GA_SRC:-.}
 check=$src/tools/check-bats
@@ -32,6 +33,8 @@ helper() {
     [[ "$output" == *"driver_waits=1"* ]] #! count
     [[ "$output" == *"1 verified entries"* ]] #! count
     echo "$output" | grep -Eq '^gpuaccel: pool: .*releases=1' #! count
+    [ -s /etc/passwd ] && [ -n "$output" ] #! and
+    [ -e / ] && [[ -d / ]] && [ ! -e /nonexistent ] #! and
     ! false || true #! bang
 }
 
@@ -48,7 +51,10 @@ helper() {
     [ "$(echo x | grep -cw 'ok=1')" -eq 0 ]
     [[ "$output" == *"waits=1 "* ]]
     [[ "$output" == *" waits=1 "* ]]
+    [[ "$output" == *"FAIL: $2"* ]]
     grep -c ': 0 1$' /dev/null || true
+    [ -e / ] && [ -d / ] || false
+    [ -e /nonexistent ] && rm /nonexistent
     python3 -c '
 ! this is python, not a command
 ' || true
@@ -60,6 +66,11 @@ EOF
 }
 
 @test "the last command may be negated" { true; ! false; }
+
+@test "the last command may join tests" {
+    true
+    [ -e / ] && [ -d / ]
+}
 PLANT
 want=$(grep -n '#! ' "$tmp/planted.bats" | sed 's/^\([0-9]*\):.*#! \(.*\)$/\1: \2/')
 out=$(sh "$check" "$tmp/planted.bats" 2>&1)

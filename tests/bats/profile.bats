@@ -96,7 +96,8 @@ profiled() { # PREFIX PROG ARGS...
         LD_LIBRARY_PATH="$FAKE_DIR" timeout 120 "$PROGS/graphs_prog" "$PTX"
     [ "$status" -eq 0 ]
     learned=$(echo "$output" | sed -n 's/^gpuaccel: graphs: segments=\([0-9]*\) .*/\1/p')
-    [ -n "$learned" ] && [ "$learned" -gt 0 ]
+    [ -n "$learned" ]
+    [ "$learned" -gt 0 ]
     [ "$(py "$T/g" 'd["sequences"]["segments"]')" = "$learned" ]
 }
 
@@ -183,8 +184,10 @@ os.waitpid(pid, 0); print(pid)"
         LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
     [ "$status" -eq 0 ]
     f=$(ls "$T"/r.rank3.*[0-9].json)
-    [ -n "$f" ] && [ "$(echo "$f" | wc -l)" -eq 1 ]
+    [ -n "$f" ]
+    [ "$(echo "$f" | wc -l)" -eq 1 ]
     check_files "${f%.json}"
-    [ ! -e "$T/r.json" ] && [ ! -e "$T/r.owner" ]
+    [ ! -e "$T/r.json" ]
+    [ ! -e "$T/r.owner" ]
     [ "$(py "${f%.json}" 'd["schema"], d["job"]["world_size"]')" = "gpuaccel-profile/2 4" ]
 }
