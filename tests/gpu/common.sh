@@ -32,28 +32,88 @@ fail() {
     exit 1
 }
 
-# Compare native and library runs of a command; the library's stderr lands in
-# $SHIM_ERR. Extra environment for the library run goes in $SHIM_ENV.
+# What compare_runs takes for a check line: a word ok=0 or ok=1
+# (tests/progs/verdict.h), a digest (the prover, tune_prog) or a Python
+# check's verdict.
+CHECK_LINES='(^| )ok=[01]( |$)|^digest: [0-9a-f]{16}$|^check: ok$'
+
+# compare_runs [--checks ERE] [--reference TEXT] CMD...: CMD natively (its
+# stdout in $native_out), then under the library with GPUACCEL_LOG=info and
+# $SHIM_ENV (stdout in $shim_out, stderr in $SHIM_ERR). Fails unless both runs
+# exit 0, the native stdout is not empty, holds a check line (lines matching
+# ERE, $CHECK_LINES by default) and no failed check (ok=0), the two stdouts
+# are the same, and, with --reference, the library's stdout is TEXT (what a
+# CPU reference computed). Silence, a lost check line or a reference missed
+# by both runs alike cannot pass.
 compare_runs() {
-    native_out=$(env -u LD_PRELOAD "$@" 2>/dev/null) || fail "native run failed: $*"
+    _cr_checks=$CHECK_LINES _cr_ref='' _cr_has_ref=0
+    while :; do
+        case ${1:-} in
+        --checks) _cr_checks=$2; shift 2 ;;
+        --reference) _cr_ref=$2 _cr_has_ref=1; shift 2 ;;
+        *) break ;;
+        esac
+    done
+    native_out=$(env -u LD_PRELOAD "$@" 2>"$tmp/nerr") ||
+        { _cr_rc=$?; tail -20 "$tmp/nerr"; fail "native run failed (exit $_cr_rc): $*"; }
     # shellcheck disable=SC2086
     shim_out=$(env LD_PRELOAD="$GA_LIB" GPUACCEL_LOG=info $SHIM_ENV "$@" 2>"$tmp/err") ||
-        { cat "$tmp/err"; fail "library run failed: $*"; }
+        { _cr_rc=$?; tail -40 "$tmp/err"; fail "library run failed (exit $_cr_rc): $*"; }
     SHIM_ERR=$(cat "$tmp/err")
+    [ -n "$native_out" ] || fail "no output natively: $*"
+    printf '%s\n' "$native_out" | grep -Eq -- "$_cr_checks" ||
+        fail "no check line ($_cr_checks) natively: $*: '$native_out'"
+    _cr_failed=$(printf '%s\n' "$native_out" | grep -E '(^| )ok=0( |$)') &&
+        fail "a check fails natively: $*: $_cr_failed"
     [ "$native_out" = "$shim_out" ] || fail "outputs differ for $*: native '$native_out' library '$shim_out'"
-    echo "ok: $* -> $(echo "$native_out" | head -2 | tr '\n' ' ')"
+    if [ $_cr_has_ref = 1 ] && [ "$shim_out" != "$_cr_ref" ]; then
+        fail "the output is not the reference's for $*: '$shim_out', reference '$_cr_ref'"
+    fi
+    echo "ok: $* -> $(echo "$native_out" | head -2 | tr '\n' ' ')${_cr_ref:+ (= the reference)}"
     echo "$SHIM_ERR" | grep '^gpuaccel:' | grep -Ev '^gpuaccel: (debug|calls):' | sed 's/^/   /'
+}
+
+# expect_ok NAME...: the last compare_runs printed, for each NAME, a line that
+# starts with NAME and a space and holds ok=1: a check the program no longer
+# prints fails as surely as one that prints ok=0.
+expect_ok() {
+    for _eo_name; do
+        printf '%s\n' "$shim_out" |
+            awk -v n="$_eo_name " 'index($0, n) == 1 && / ok=1( |$)/ {found = 1} END {exit !found}' ||
+            fail "no line '$_eo_name ... ok=1' in: $(printf '%s' "$shim_out" | tr '\n' '|' | cut -c1-400)"
+    done
+}
+
+# prover_reference PROVER ARGS...: sets $reference to what the prover's CPU
+# reference (--reference: no CUDA call at all) prints for ARGS, for
+# compare_runs --reference; fails when it does not give a digest.
+prover_reference() {
+    reference=$("$@" --reference 2>"$tmp/ref.err") ||
+        { cat "$tmp/ref.err"; fail "the CPU reference failed: $* --reference"; }
+    printf '%s\n' "$reference" | grep -Eqx 'digest: [0-9a-f]{16}' ||
+        fail "the CPU reference gave no digest: $* --reference: '$reference'"
 }
 
 # The programs written for other features, compared with $SHIM_ENV: the
 # host-pointer, capture and static-cudart programs (those built), the
 # driver-API capture program and the prover.
 compare_other_programs() {
-    for p in hostptr_test capture_test cudart_static; do
-        if [ -x "$GA_BUILD/tests/gpu/$p" ]; then compare_runs "$GA_BUILD/tests/gpu/$p"; fi
-    done
+    if [ -x "$GA_BUILD/tests/gpu/hostptr_test" ]; then
+        compare_runs "$GA_BUILD/tests/gpu/hostptr_test"
+        expect_ok device-dst: device-src: managed: mapped: registered: past-end:
+    fi
+    if [ -x "$GA_BUILD/tests/gpu/capture_test" ]; then
+        compare_runs "$GA_BUILD/tests/gpu/capture_test"
+        expect_ok mixed modes ptds thread invalid churn
+    fi
+    if [ -x "$GA_BUILD/tests/gpu/cudart_static" ]; then
+        compare_runs "$GA_BUILD/tests/gpu/cudart_static"
+        expect_ok result
+    fi
     compare_runs "$GA_BUILD/tests/progs/capture_prog" "$GA_SRC/tests/progs/kernels.ptx"
-    compare_runs "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+    expect_ok mixed modes ptsz thread invalid
+    prover_reference "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
+    compare_runs --reference "$reference" "$GA_BUILD/tests/apps/prover/prover" --log-n 12 --proofs 2
 }
 
 calls_of() {

@@ -11,6 +11,7 @@ for lib in torch cupy; do
         continue
     fi
     compare_runs $PY "$GA_SRC/tests/gpu/${lib}_check.py"
+    expect_ok result
     copies=$(sum_calls 'cuMemcpy[A-Za-z0-9_]*')
     launches=$(sum_calls 'cuLaunchKernel(Ex)?(_ptsz)?')
     allocs=$(sum_calls 'cuMemAlloc[A-Za-z0-9_]*')
