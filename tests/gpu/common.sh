@@ -94,6 +94,24 @@ prover_reference() {
         fail "the CPU reference gave no digest: $* --reference: '$reference'"
 }
 
+# library_failed NATIVE_STATUS LIBRARY_STATUS: whether a library run failed on
+# its own account, whatever a second native run would show: killed by a
+# signal (a status above 128, as the shell and timeout report it) or a
+# non-zero exit where the native run exited 0. Output that varies from one
+# native run to the next says nothing of the library; a crash does.
+library_failed() {
+    [ "$2" -gt 128 ] || { [ "$1" -eq 0 ] && [ "$2" -ne 0 ]; }
+}
+
+# exit_words STATUS: a status as words ("exit 1", "signal 11 (exit 139)").
+exit_words() {
+    if [ "$1" -gt 128 ] && [ "$1" -lt 160 ]; then
+        echo "signal $(($1 - 128)) (exit $1)"
+    else
+        echo "exit $1"
+    fi
+}
+
 # The programs written for other features, compared with $SHIM_ENV: the
 # host-pointer, capture and static-cudart programs (those built), the
 # driver-API capture program and the prover.
