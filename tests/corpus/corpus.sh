@@ -116,6 +116,6 @@ for s in $sizes; do
     [ -x "$B/stwo" ] && { row "stwo commit 2^$s" "$B/stwo" "$s"; ran=1; }
 done
 [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$table" "$OUT/corpus.txt"
-[ $ran = 1 ] || { echo "SKIP: no corpus driver in $B"; exit 77; }
+[ $ran = 1 ] || { echo "SKIP: no corpus driver (sppark, risc0 or stwo) in $B"; exit 77; }
 [ $failed = 0 ] || fail "a prover's output differed under the library (or its check failed)"
 echo "PASS: corpus"

@@ -12,19 +12,28 @@ every_feature() {
 }
 ALL_FEATURES=$(every_feature)
 
+# require_gpu NAME: skip, saying why, when nvidia-smi lists no GPU here.
 require_gpu() {
-    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-        echo "SKIP: no GPU on this machine ($1)"
+    if ! command -v nvidia-smi >/dev/null 2>&1; then
+        echo "SKIP: no GPU on this machine: nvidia-smi is not installed ($1)"
+        exit 77
+    fi
+    if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+        echo "SKIP: no GPU on this machine: nvidia-smi lists none ($1)"
         exit 77
     fi
 }
 
-# require_built PROG: skip visibly when the CUDA programs were not built.
+# require_built PROG: skip when the CUDA programs were not built because
+# configure found no nvcc (make check exports NVCC, empty then); a program
+# missing although nvcc was there is a failure, not a skip.
 require_built() {
-    if [ ! -x "$1" ]; then
-        echo "SKIP: built without nvcc"
+    [ ! -x "$1" ] || return 0
+    if [ -z "${NVCC:-}" ]; then
+        echo "SKIP: built without nvcc ($1 is not built)"
         exit 77
     fi
+    fail "$1 is not built, although configure found nvcc ($NVCC)"
 }
 
 fail() {

@@ -29,6 +29,7 @@ tab=$(printf '\t')
 names=$(cut -f1 "$S/SAMPLES")
 if [ -n "${GA_SAMPLES:-}" ]; then
     names=$(for n in $GA_SAMPLES; do cut -f1 "$S/SAMPLES" | grep -Fx "$n" || echo "samples: $n is not in the manifest" >&2; done)
+    [ -n "$names" ] || fail "GA_SAMPLES ($GA_SAMPLES) names no sample of $S/SAMPLES"
 fi
 missing=""
 for n in $names; do [ -x "$S/bin/$n" ] || missing="$missing $n"; done
@@ -148,5 +149,13 @@ if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT" && cp "$tmp/table" "$OUT/samples.txt"
 fi
 [ $differ = 0 ] || fail "$differ sample(s) behaved differently under the library"
-[ $ran -gt 0 ] || { echo "SKIP: no sample ran natively"; exit 77; }
+if [ $ran = 0 ]; then
+    # Nothing was compared: say why (the rows above name each sample's reason).
+    if [ $built = 0 ]; then
+        echo "SKIP: none of the $carried samples could be built (the build-fails rows)"
+    else
+        echo "SKIP: none of the $built samples built ran natively (the native-fails rows)"
+    fi
+    exit 77
+fi
 echo "PASS: samples"

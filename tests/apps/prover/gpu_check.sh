@@ -24,9 +24,13 @@ for v; do
 done
 [ $# -eq 0 ] || echo "GPU runs with: $*"
 
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "SKIP: no GPU: nvidia-smi is not installed"
+    exit 77
+fi
 gpus=$(nvidia-smi -L 2>/dev/null) || gpus=
 if [ -z "$gpus" ]; then
-    echo "SKIP: no GPU"
+    echo "SKIP: no GPU: nvidia-smi lists none"
     exit 77
 fi
 
