@@ -13,7 +13,7 @@ ALL=$(every_feature_env)
     run native "$PROGS/capture_prog" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -c 'ok=1')" -eq 5 ]
+    [ "$(echo "$output" | grep -cw 'ok=1')" -eq 5 ]
 }
 
 @test "capture: a capture with memory nodes, a joined stream destroyed mid-capture (pool)" {
@@ -37,7 +37,7 @@ ALL=$(every_feature_env)
 
 @test "capture: an invalidated capture ends, and the pool serves again after it" {
     like_native GPUACCEL_POOL=1 -- "$PROGS/capture_prog" "$PTX" invalid
-    echo "$output" | grep -q 'end=901'
+    has_words end=901
     hits=$(echo "$output" | sed -n 's/^gpuaccel: pool: hits=\([0-9]*\).*/\1/p')
     [ "${hits:-0}" -ge 60 ]
 }
@@ -46,7 +46,7 @@ ALL=$(every_feature_env)
     run native "$PROGS/hostptr_prog" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
-    echo "$output" | grep -q 'words wrong=0'
+    has_words 'words wrong=0'
     # shellcheck disable=SC2086
     like_native $ALL -- "$PROGS/hostptr_prog" "$PTX"
     hits=$(echo "$output" | sed -n 's/^gpuaccel: coalesce: hits=\([0-9]*\).*/\1/p')

@@ -14,7 +14,7 @@ setup() { setup_fake; }
         export FAKECUDA_DRIVER_VERSION=$v
         for prog in door_getproc door_dlsym door_linked; do
             like_native -- "$PROGS/$prog" "$PTX"
-            [[ "$want" == *"result ok=1"* ]]
+            has_words 'result ok=1' "$want"
             like_native GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 -- "$PROGS/$prog" "$PTX" pt
         done
     done
@@ -34,7 +34,7 @@ setup() { setup_fake; }
     # The old variant went through its wrapper; the 13.0 one was never called.
     [ "$(echo "$output" | calls_of cuCtxSynchronize)" -eq 2 ]
     [ "$(echo "$output" | calls_of cuCtxSynchronize_v2)" -eq 0 ]
-    ! echo "$output" | grep -q 'gpuaccel: warning'
+    no_line 'gpuaccel: warning'
 }
 
 @test "the same lookups on a 12.0 and a 13.0 driver: native answers, and the 13.0 variant wrapped" {
@@ -55,14 +55,14 @@ setup() { setup_fake; }
     [ "$(echo "$output" | grep -c '^gpuaccel: warning: this driver (CUDA 12.0) has no cuKernelGetName, which GPUACCEL_KERNELS needs')" -eq 1 ]
     [ "$(echo "$output" | grep -c '^gpuaccel: warning: this driver (CUDA 12.0) has no cuFuncGetName, which GPUACCEL_TUNER needs')" -eq 1 ]
     echo "$output" | grep -q '^gpuaccel: pool: hits=[1-9]'
-    ! echo "$output" | grep -q '^gpuaccel: graphs:'
+    no_line '^gpuaccel: graphs:'
     [ ! -e "$BATS_TEST_TMPDIR/t" ]
 }
 
 @test "a 12.4 driver has what graphs, kernels and the tuner need: no warning, each of them acts" {
     export FAKECUDA_DRIVER_VERSION=12040
     like_native GPUACCEL_GRAPHS=1 -- "$PROGS/graphs_prog" "$PTX"
-    ! echo "$output" | grep -q '^gpuaccel: warning'
+    no_line '^gpuaccel: warning'
     echo "$output" | grep -q '^gpuaccel: graphs: segments=[0-9]* built=[1-9][0-9]* replays=[1-9]'
     # The tuner times with cuEventElapsedTime, cuEventElapsedTime_v2 being 12.8's.
     like_native GPUACCEL_TUNER="$BATS_TEST_TMPDIR/t" -- "$PROGS/door_getproc" "$PTX"
@@ -79,7 +79,7 @@ setup() { setup_fake; }
     run env GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"module old=0 new=222 library old=0 new=222"* ]]
+    echo "$output" | grep -qx 'module old=0 new=222 library old=0 new=222'
     [ "$(echo "$output" | grep -c 'loaded as .version 8.4 ')" -eq 2 ]
     FAKECUDA_DRIVER_VERSION=12070 run env GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" \
         LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"

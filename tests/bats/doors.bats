@@ -16,7 +16,7 @@ compare() {
     echo "stderr: $shim_err"
     [ -n "$native_out" ]
     [ "$native_out" = "$shim_out" ]
-    echo "$native_out" | grep -q 'result ok=1'
+    has_words 'result ok=1' "$native_out"
 }
 
 @test "dlsym door: exact ELF names through dlopen/dlsym (cudarc, ctypes)" {
@@ -56,7 +56,7 @@ compare() {
 
 @test "error parity: bad calls return the driver's own codes" {
     compare "$PROGS/door_getproc" "$PTX"
-    native "$PROGS/door_getproc" "$PTX" | grep -q 'codes oversized_block=1 huge_alloc=2 double_free=1 bad_pointer=1'
+    native "$PROGS/door_getproc" "$PTX" | grep -qx 'codes oversized_block=1 huge_alloc=2 double_free=1 bad_pointer=1'
 }
 
 @test "GPUACCEL=0 is a pure pass-through: nothing counted, nothing said" {
@@ -64,7 +64,7 @@ compare() {
         "$PROGS/door_getproc" "$PTX" pt
     [ "$status" -eq 0 ]
     [[ "$output" != *"gpuaccel: calls:"* ]]
-    [[ "$output" == *"result ok=1"* ]]
+    has_words 'result ok=1'
 }
 
 @test "no feature on: the doors hand out the driver's own entry points; a feature or the call log brings the wrappers back" {
@@ -125,7 +125,7 @@ compare() {
 
 @test "graphs on: repeated sequences replayed as graphs, every result unchanged" {
     like_native GPUACCEL_GRAPHS=1 -- timeout 120 "$PROGS/graphs_prog" "$PTX"
-    [ "$(echo "$want" | grep -c 'ok=1')" -eq 6 ]
+    [ "$(echo "$want" | grep -cw 'ok=1')" -eq 6 ]
     echo "$output" | grep -q '^gpuaccel: graphs: segments=[0-9]* built=[1-9][0-9]* replays=[1-9]'
 }
 
@@ -162,7 +162,7 @@ TABLE
         -- "$PROGS/door_getproc" "$PTX"
     echo "$output" | grep -q "user.table:4: expected '<original> <replacement> grid=program|grid=any'"
     echo "$output" | grep -q '^gpuaccel: kernels: fill not swapped: ga_wrong_abi takes other parameters'
-    echo "$output" | grep -q '^gpuaccel: kernels: swapped=19 abi_mismatch=1'
+    echo "$output" | grep -qw '^gpuaccel: kernels: swapped=19 abi_mismatch=1'
 }
 
 @test "kernels: GPUACCEL_KERNELS_DENY keeps a kernel original; a bad EXTRA is reported" {
@@ -214,7 +214,7 @@ TABLE
     [ "$(echo "$output" | grep -c "GPUACCEL_TUNE_TABLE: cannot read '$BATS_TEST_TMPDIR/huge' as a table (missing, unreadable or over 16 MiB)")" -eq 1 ]
     like_native GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE="$BATS_TEST_TMPDIR/corrupt" -- "$PROGS/door_getproc" "$PTX"
     [ "$(echo "$output" | grep -c "^gpuaccel: warning: $BATS_TEST_TMPDIR/corrupt:[12]: expected '<kernel> ")" -eq 2 ]
-    ! echo "$output" | grep -q '^gpuaccel: tune: rewritten=[1-9]'
+    no_line '^gpuaccel: tune: rewritten=[1-9]'
     like_native GPUACCEL_KERNELS=1 GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/huge:$BATS_TEST_TMPDIR/huge" \
         -- "$PROGS/door_getproc" "$PTX"
     [ "$(echo "$output" | grep -c "GPUACCEL_KERNELS_EXTRA: cannot read '$BATS_TEST_TMPDIR/huge'")" -eq 1 ]
@@ -224,7 +224,7 @@ TABLE
     like_native GPUACCEL_POOL=1 GPUACCEL_COALESCE=1 GPUACCEL_GRAPHS=1 -- "$PROGS/fault_prog" "$PTX"
     echo "native: $want"
     [[ "$want" == "fault=0 sync=700 alloc=700 read=700 launch=700,700,700,700,700,700,700,700 free=700 twice=700 reset=0 after=0 "* ]]
-    echo "$output" | grep -q '^gpuaccel: the driver returned sticky error 700'
+    echo "$output" | grep -qw '^gpuaccel: the driver returned sticky error 700'
     echo "$output" | grep -q '^gpuaccel: pool: hits=[1-9]' # each feature served before the fault
     echo "$output" | grep -q '^gpuaccel: coalesce: hits=[1-9]'
     echo "$output" | grep -q '^gpuaccel: graphs: .*replays=[1-9]'
@@ -250,9 +250,9 @@ TABLE
         "$PROGS/oom_prog"
     echo "$output"
     [ "$status" -eq 0 ]
-    ! echo "$output" | grep -q '^alloc .* 2$'
+    no_line '^alloc .* 2$'
     echo "$output" | grep -q '^checked=37 bad=0 '
-    echo "$output" | grep -Eq '^gpuaccel: pool: .*releases=1'
+    echo "$output" | grep -Eqw '^gpuaccel: pool: .*releases=1'
 }
 
 @test "stress: 16 threads with every feature on, each result checked against a host model" {
@@ -281,7 +281,7 @@ TABLE
     run env GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"
     echo "library: $output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"module old=0 new=222 library old=0 new=222"* ]]
+    echo "$output" | grep -qx 'module old=0 new=222 library old=0 new=222'
     [ "$(echo "$output" | grep -c 'gpuaccel: PTX with a .version above this driver.s loaded as .version 9.0')" -eq 2 ]
     run env GPUACCEL_PTX_RETRY=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/ptx_prog"
     [ "$output" = "module old=222 new=222 library old=222 new=222" ]

@@ -11,7 +11,7 @@ check_bad() { # VAR VALUE EXPECTED-WORDS
     run env "$1=$2" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"result ok=1"* ]]
+    has_words 'result ok=1'
     [ "$(echo "$output" | grep -cF "gpuaccel: warning: $1='$2' is not valid: expected $3")" -eq 1 ]
     [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
 }

@@ -35,7 +35,7 @@ query() {
 gathered() {
     run native "$PROGS/query_prog" "$PTX" "$1" "$2"
     echo "$output"
-    [[ "$output" == *"bad=0 gathers=0"* ]]
+    has_words 'bad=0 gathers=0'
     run query -- "$1" "$2"
     echo "$output"
     [ "$status" -eq 0 ]
@@ -64,14 +64,14 @@ gathered() {
     run query -- write 4
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"bad=0"* ]]
+    has_words bad=0
 }
 
 @test "gather: a freed and replaced buffer is never read through the old pattern" {
     run query -- free 5
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"bad=0"* ]]
+    has_words bad=0
     g=$(echo "$output" | sed -n 's/.*bad=0 gathers=\([0-9]*\).*/\1/p')
     [ "$g" -ge 40 ] # learned again after the change
 }
@@ -79,7 +79,7 @@ gathered() {
 @test "gather: GPUACCEL_COALESCE_GATHER=0 makes none; coalescing as shipped gathers" {
     run query GPUACCEL_COALESCE_GATHER=0 -- plain 3
     echo "$output"
-    [[ "$output" == *"bad=0 gathers=0"* ]]
+    has_words 'bad=0 gathers=0'
     run env GPUACCEL_COALESCE=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/query_prog" "$PTX" plain 3
     echo "$output"

@@ -44,6 +44,30 @@ calls_of() {
     grep '^gpuaccel: calls:' | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1 | grep . || echo 0
 }
 
+# no_line ERE: fails, showing them, when lines of $output match ERE. (A bare
+# `! echo "$output" | grep -q ERE` fails nothing before a test's last line:
+# set -e ignores a negated command. tools/check-bats rejects one.)
+no_line() {
+    local hit
+    if hit=$(grep -E -- "$1" <<<"$output"); then
+        echo "expected no line matching '$1'; found:" >&2
+        echo "$hit" >&2
+        return 1
+    fi
+}
+
+# has_words TEXT [STRING]: STRING ($output by default) holds TEXT with no
+# letter, digit or _ just before or after it (grep -wF), so that a number in
+# it is matched exactly: "driver_waits=1" is not found in "driver_waits=12",
+# nor "1 verified entries" in "11 verified entries" (a glob *"waits=1"* finds
+# both). Says what is missing.
+has_words() {
+    local text=${2-$output}
+    grep -qwF -- "$1" <<<"$text" && return 0
+    echo "not found as whole words: '$1'" >&2
+    return 1
+}
+
 # like_native ENV... -- CMD ARGS: CMD's stdout natively goes in $want; then CMD
 # runs with the library, ENV and GPUACCEL_LOG=info, and must succeed with the
 # same stdout. $output keeps the library's lines for the test's own checks.

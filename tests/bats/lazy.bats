@@ -19,30 +19,30 @@ lazy() {
 @test "lazy_sync: a chain of synchronizations waits once, at the read" {
     run native "$PROGS/lazy_prog" "$PTX" chain 50
     echo "$output"
-    [[ "$output" == *"bad=0"* ]]
-    [[ "$output" == *"driver_waits=51"* ]]
+    has_words 'bad=0'
+    has_words 'driver_waits=51'
     run lazy chain 50
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"bad=0"* ]]
-    [[ "$output" == *"driver_waits=1"* ]]
+    has_words 'bad=0'
+    has_words 'driver_waits=1'
     [[ "$output" == *"lazy_sync: 51 of 51 synchronizations deferred, 1 waits made"* ]]
     run env GPUACCEL_LAZY_SYNC=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/lazy_prog" "$PTX" chain 50
-    [[ "$output" == *"driver_waits=51"* ]]
+    has_words 'driver_waits=51'
 }
 
 @test "lazy_sync: host functions and page-locked memory keep every wait" {
     for mode in hostfunc pinned; do
         run native "$PROGS/lazy_prog" "$PTX" $mode 20
         echo "$output"
-        [[ "$output" == *"bad=0"* ]]
-        [[ "$output" == *"driver_waits=21"* ]]
+        has_words 'bad=0'
+        has_words 'driver_waits=21'
         run lazy $mode 20
         echo "$output"
         [ "$status" -eq 0 ]
-        [[ "$output" == *"bad=0"* ]]
-        [[ "$output" == *"driver_waits=21"* ]]
+        has_words 'bad=0'
+        has_words 'driver_waits=21'
     done
     [[ "$output" == *"cuMemHostAlloc: host and device share memory from now on"* ]]
 }
@@ -51,17 +51,17 @@ lazy() {
     run lazy event 20
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"bad=0"* ]]
-    [[ "$output" == *"driver_waits=20"* ]]
+    has_words 'bad=0'
+    has_words 'driver_waits=20'
 }
 
 @test "lazy_sync: a deferred kernel's fault is returned by the read that observes it" {
     run native "$PROGS/lazy_prog" "$PTX" fault
     echo "$output"
-    [[ "$output" == *"sync=700 read=700"* ]]
+    has_words 'sync=700 read=700'
     run lazy fault
     echo "$output"
-    [[ "$output" == *"sync=0 read=700"* ]]
+    has_words 'sync=0 read=700'
 }
 
 @test "lazy_sync: code with device-side assertions keeps every wait" {
@@ -70,7 +70,7 @@ lazy() {
         "$PROGS/lazy_prog" "$BATS_TEST_TMPDIR/assert.ptx" chain 50
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"bad=0"* ]]
-    [[ "$output" == *"driver_waits=51"* ]]
+    has_words 'bad=0'
+    has_words 'driver_waits=51'
     [[ "$output" == *"loaded a kernel with device-side assertions"* ]]
 }

@@ -3,6 +3,7 @@
 # keeps working, a program without CUDA sees no change and no output, only the
 # intended symbols are exported, and nothing runs at load time.
 load helpers
+bats_require_minimum_version 1.5.0 # run !
 
 setup() { setup_fake; }
 
@@ -105,5 +106,5 @@ setup() { setup_fake; }
     [ "$status" -eq 0 ]
     [ "$output" = "$want" ]
     [ ! -e "$BATS_TEST_TMPDIR/log" ]
-    ! ls "$BATS_TEST_TMPDIR"/prof* 2>/dev/null
+    run ! ls "$BATS_TEST_TMPDIR"/prof*
 }

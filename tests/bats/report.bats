@@ -64,12 +64,14 @@ print(json.dumps(out, sort_keys=True))'
 @test "a rank names the files PATH.rank<R>.<pid>.*, records the job, and claims nothing" {
     command -v python3 >/dev/null || skip "no python3"
     three_ranks "$T/run"
-    [ -s "$T/run.json" ] && [ ! -e "$T/run.owner" ]
+    [ -s "$T/run.json" ]
+    [ ! -e "$T/run.owner" ]
     n=0
     for r in 0 1 2; do
         f=$(ls "$T"/run.rank$r.*.json | grep -v trace)
         pid=${f%.json}; pid=${pid##*.}
-        [ -s "$T/run.rank$r.$pid.txt" ] && [ -s "$T/run.rank$r.$pid.trace.json" ]
+        [ -s "$T/run.rank$r.$pid.txt" ]
+        [ -s "$T/run.rank$r.$pid.trace.json" ]
         python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

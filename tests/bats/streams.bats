@@ -13,16 +13,16 @@ setup() {
     native_out=$(native "$PROGS/streams_prog" 20)
     echo "$native_out"
     # 20 in the loop, the one with an attribute, the one after it
-    [[ "$native_out" == *"driver_stream_creates=22"* ]]
+    has_words 'driver_stream_creates=22' "$native_out"
     run env GPUACCEL_STREAMS=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/streams_prog" 20
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"bad=0"* ]]
+    has_words 'bad=0'
     # one blocking and one non-blocking stream serve the loop; the one given
     # an attribute is destroyed, so the last creation makes a new one
-    [[ "$output" == *"driver_stream_creates=3"* ]]
+    has_words 'driver_stream_creates=3'
     [[ "$output" == *"streams: 19 of 22 stream creations served from kept streams"* ]]
     run env GPUACCEL_STREAMS=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/streams_prog" 20
-    [[ "$output" == *"driver_stream_creates=22"* ]]
+    has_words 'driver_stream_creates=22'
 }

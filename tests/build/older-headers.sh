@@ -15,7 +15,8 @@ py=${PYTHON3:-python3}
 command -v "$py" >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 [ -f "$inc/cudaTypedefs.h" ] || { echo "SKIP: no cudaTypedefs.h in $inc"; exit 77; }
 have=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)$/\1/p' "$inc/cuda.h")
-[ "${have:-0}" -ge 13000 ] || { echo "SKIP: the installed cuda.h ($have) is not newer than 12.x"; exit 77; }
+[ -n "$have" ] || { echo "FAIL: no CUDA_VERSION in $inc/cuda.h (beside its cudaTypedefs.h)"; exit 1; }
+[ "$have" -ge 13000 ] || { echo "SKIP: the installed cuda.h ($have) is not newer than 12.x"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -5,9 +5,11 @@
 # project's own sources (carried by tools/carry-corpus.sh, never committed) and
 # driven by tests/corpus/<project> the way the project's prover drives it. The
 # digest and check lines and the exit status must be equal; prints the time
-# ratio of each. On a difference the driver runs natively again: if it differs
-# from itself the row says NATIVE-VARIES (shown, not a failure). A driver whose
-# own CPU check fails natively fails the test too.
+# ratio of each. A library run killed by a signal or exiting non-zero fails its
+# row at once. On a difference in the lines the driver runs natively again: if
+# it differs from itself the row says NATIVE-VARIES (shown, not a failure). A
+# driver whose own CPU check fails natively (or says nothing: no `check: ok`)
+# fails the test too.
 #   GA_CORPUS        the carried directory (default .carry/corpus of the tree)
 #   GA_CORPUS_BIN    the drivers, built (tests/corpus/build.sh DEST); else they are
 #                    built here when nvcc is at hand ($NVCC or on PATH)
@@ -75,12 +77,19 @@ row() { # NAME CMD...
     n=$(grep -E '^(digest|check):' "$tmp/n.out")
     l=$(grep -E '^(digest|check):' "$tmp/l.out")
     same=equal
-    if [ $nrc != 0 ] || [ -z "$n" ]; then
+    if [ $nrc != 0 ] || ! printf '%s\n' "$n" | grep -qx 'check: ok'; then
         same=NATIVE-FAILED
         failed=1
-        say '   native exit %s: %s\n' "$nrc" "$(tail -1 "$tmp/n.out")"
+        say '   native %s, its check: %s\n' "$(exit_words "$nrc")" \
+            "$(printf '%s\n' "$n" | grep '^check:' || echo none)"
         tail -3 "$tmp/n.err" | tee -a "$table"
-    elif [ "$n" != "$l" ] || [ $nrc != $lrc ]; then
+    elif library_failed "$nrc" "$lrc"; then
+        same=DIFFER
+        failed=1
+        say '   library %s: %s (native: %s)\n' "$(exit_words "$lrc")" "$(echo "$l" | tr '\n' ' ')" \
+            "$(echo "$n" | tr '\n' ' ')"
+        tail -5 "$tmp/l.err" | tee -a "$table"
+    elif [ "$n" != "$l" ]; then
         n2=$(env -u LD_PRELOAD "$@" 2>/dev/null | grep -E '^(digest|check):')
         if [ "$n2" != "$n" ]; then
             same=NATIVE-VARIES
@@ -107,6 +116,6 @@ for s in $sizes; do
     [ -x "$B/stwo" ] && { row "stwo commit 2^$s" "$B/stwo" "$s"; ran=1; }
 done
 [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$table" "$OUT/corpus.txt"
-[ $ran = 1 ] || { echo "SKIP: no corpus driver in $B"; exit 77; }
+[ $ran = 1 ] || { echo "SKIP: no corpus driver (sppark, risc0 or stwo) in $B"; exit 77; }
 [ $failed = 0 ] || fail "a prover's output differed under the library (or its check failed)"
 echo "PASS: corpus"

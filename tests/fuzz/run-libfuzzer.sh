@@ -11,10 +11,13 @@ scratch=0
 src=$1 secs=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if ! command -v clang >/dev/null ||
-    ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
-        clang -fsanitize=fuzzer -x c - -o "$out/probe" 2>/dev/null; then
-    echo "SKIP: fuzzing needs clang with libFuzzer (-fsanitize=fuzzer)"
+if ! command -v clang >/dev/null; then
+    echo "SKIP: fuzzing needs clang with libFuzzer, and clang is not installed"
+    exit 77
+fi
+if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+    clang -fsanitize=fuzzer -x c - -o "$out/probe" 2>"$out/probe.err"; then
+    echo "SKIP: this clang cannot build a libFuzzer target (-fsanitize=fuzzer): $(tail -1 "$out/probe.err")"
     exit 77
 fi
 inc="${ENTRIES_CPPFLAGS:-} -I$src/src -I$src/include $(echo "${CUDA_CPPFLAGS:--I/usr/local/cuda/include}")"

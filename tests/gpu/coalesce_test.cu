@@ -24,7 +24,9 @@
 // NIC writes behind the program's back; dmabuf: exported as a dma-buf for a
 // NIC, where the device supports it) read word by word, twice; coalesce.sh
 // checks that the library served none of a marked or exported buffer's reads.
-// Prints one line per check; the library must not change any of them.
+// Prints one line per check ("NAME ok=0|1"; "dma dmabuf unsupported" where the
+// device exports no dma-buf) and exits 1 when any fails; the library must not
+// change any of them.
 #include <cuda.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -84,7 +86,7 @@ static void scan()
     ok &= v == 12345;
     CK(cudaMemcpy(&v, d + 102, 4, cudaMemcpyDeviceToHost));
     ok &= v == expect(102, 99);
-    printf("scan ok=%d\n", ok);
+    printf("scan ok=%d\n", verdict(ok));
     CK(cudaFree(d));
 }
 
@@ -104,7 +106,7 @@ static void stream()
             ok &= v == expect(k * 31, round);
         }
     }
-    printf("stream ok=%d\n", ok);
+    printf("stream ok=%d\n", verdict(ok));
     CK(cudaFree(d));
     CK(cudaStreamDestroy(s));
 }
@@ -125,7 +127,7 @@ static void poll()
         polls++;
     }
     CK(cudaStreamSynchronize(s));
-    printf("poll ok=%d\n", v == 1);
+    printf("poll ok=%d\n", verdict(v == 1));
     CK(cudaFree(flag));
     CK(cudaStreamDestroy(s));
 }
@@ -154,7 +156,7 @@ static void threads()
         pthread_join(t[i], &r);
         ok &= r != NULL;
     }
-    printf("threads ok=%d\n", ok);
+    printf("threads ok=%d\n", verdict(ok));
 }
 
 // One query's reads (as bench/bench_query.cu), each checked against salt.
@@ -226,7 +228,7 @@ static void query()
         CK(cudaMemcpy(&v, cols[0] + (rng & (n - 1)), 4, cudaMemcpyDeviceToHost));
         ok &= v == 0;
     }
-    printf("query ok=%d\n", ok);
+    printf("query ok=%d\n", verdict(ok));
     for (unsigned c = 0; c < ncols; c++)
         CK(cudaFree(cols[c]));
     for (unsigned l = 0; l < log_n; l++)
@@ -296,7 +298,7 @@ static void columns()
     pthread_create(&t, NULL, other_writer, col[3]);
     pthread_join(t, NULL);
     ok &= check_column(col[3], n, host, 555);
-    printf("columns ok=%d\n", ok);
+    printf("columns ok=%d\n", verdict(ok));
     for (unsigned c = 0; c < ncols; c++)
         CK(cudaFree(col[c]));
     CK(cudaFree(wide));
@@ -369,7 +371,7 @@ static void ipc()
     int status = 0;
     waitpid(pid, &status, 0);
     ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    printf("ipc ok=%d\n", ok);
+    printf("ipc ok=%d\n", verdict(ok));
     close(p2c[1]), close(c2p[0]);
     CK(cudaFree(d));
 }
@@ -401,7 +403,7 @@ static void peer()
         ok &= v == 0x5a5a5a5au;
     }
     CU(cuCtxDestroy(cb));
-    printf("peer ok=%d\n", ok);
+    printf("peer ok=%d\n", verdict(ok));
     CK(cudaFree(a));
 }
 
@@ -430,7 +432,7 @@ static void dma(const char *how)
     pattern<<<all / 256, 256>>>(a, all, 45);
     CK(cudaDeviceSynchronize());
     int ok = read_all(a, n, 45, 1) && read_all(a, n, 45, 1);
-    printf("dma %s ok=%d\n", how, ok);
+    printf("dma %s ok=%d\n", how, verdict(ok));
     if (fd >= 0)
         close(fd);
     CK(cudaFree(a));
@@ -443,7 +445,7 @@ int main(int argc, char **argv)
     skip_without_gpu();
     if (argc == 3 && !strcmp(argv[1], "--dma")) {
         dma(argv[2]);
-        return 0;
+        return verdicts();
     }
     scan();
     stream();
@@ -453,5 +455,5 @@ int main(int argc, char **argv)
     columns();
     ipc();
     peer();
-    return 0;
+    return verdicts();
 }

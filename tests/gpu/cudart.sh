@@ -10,6 +10,7 @@ require_built "$B/cudart_static"
 
 SHIM_ENV="GPUACCEL_LOG=debug"
 compare_runs "$B/cudart_static"
+expect_ok result
 expect_calls cuLaunchKernel 100; expect_calls cuMemAlloc_v2 1; expect_calls cuGetProcAddress_v2 100
 echo "$SHIM_ERR" | grep -q 'kernel .*: _Z10add_kernelPjjj, 3 parameters' || fail "kernel name not resolved"
 echo "$native_out" | grep codes
@@ -17,8 +18,10 @@ echo "$SHIM_ERR" | grep 'is not in this build' | sed 's/^/   /'
 echo "$SHIM_ERR" | grep -q 'streams are presumed busy' && fail "cudart fetched an entry point that disables tracking"
 
 compare_runs "$B/cudart_shared"
+expect_ok result
 expect_calls cuLaunchKernel 100; expect_calls cuMemAlloc_v2 1
 
 compare_runs "$B/cudart_ptds"
+expect_ok result
 expect_calls cuLaunchKernel_ptsz 100
 echo "PASS: cudart"

@@ -12,6 +12,7 @@
 //  - a stream per operation (created, used, destroyed; blocking or not, some
 //    with a priority), and a stream destroyed with a long kernel still queued:
 //    its work completes, the next stream's work runs and is right.
+// Exits 1 when any check fails.
 #include <cuda_runtime.h>
 #include <cstdint>
 #include <cstring>
@@ -214,10 +215,10 @@ int main()
 {
     skip_without_gpu();
     CK(cudaSetDeviceFlags(cudaDeviceMapHost));
-    printf("async threads ok=%d\n", async_threads());
-    printf("async captured ok=%d\n", async_captured());
-    printf("pinned fence ok=%d\n", pinned_fence());
-    printf("pinned mapped ok=%d\n", pinned_mapped());
-    printf("stream churn ok=%d\n", stream_churn());
-    return 0;
+    printf("async threads ok=%d\n", verdict(async_threads()));
+    printf("async captured ok=%d\n", verdict(async_captured()));
+    printf("pinned fence ok=%d\n", verdict(pinned_fence()));
+    printf("pinned mapped ok=%d\n", verdict(pinned_mapped()));
+    printf("stream churn ok=%d\n", verdict(stream_churn()));
+    return verdicts();
 }

@@ -1,7 +1,9 @@
 // hostptr_test.cu - "host" pointers that are not plain host memory, sizes of
 // 0, NULL frees and reads past the end of small allocations, as real code
 // makes them; run natively and under the library (tests/gpu/capture.sh), the
-// output must be the same. Prints the values read and every return code.
+// output must be the same. Prints the values read and every return code; each
+// sum is checked against the host's arithmetic ("... ok=0|1"), and the program
+// exits 1 when any check fails.
 //   device-dst   cudaMemcpy(device_dst, device_src, 4, cudaMemcpyDeviceToHost) in
 //                a loop (a STARK prover's Merkle wrapper does this), the async
 //                form plus a stream sync, and cudaMemcpyDefault
@@ -84,6 +86,16 @@ static unsigned long long host_sum(const uint32_t *p)
     return s;
 }
 
+// What the sums must be: src holds 1000 + i; scatter_reads copies every third
+// word into a zeroed buffer, a whole copy all of them.
+static unsigned long long want_sum(int step)
+{
+    unsigned long long s = 0;
+    for (int i = 0; i < N; i += step)
+        s += 1000u + (unsigned)i;
+    return s;
+}
+
 int main()
 {
     skip_without_gpu();
@@ -96,32 +108,40 @@ int main()
     CK(cudaMemset(dst, 0, N * 4));
     CK(cudaDeviceSynchronize());
 
+    const unsigned long long third = want_sum(3), whole = want_sum(1);
     scatter_reads(dst, src, s);
-    printf("device-dst: sum=%llu\n", device_sum(dst, N));
+    unsigned long long sum = device_sum(dst, N);
+    printf("device-dst: sum=%llu ok=%d\n", sum, verdict(sum == third));
 
     CK(cudaMemset(dst, 0, N * 4));
     CK(cudaMemcpy(dst, src, N * 4, cudaMemcpyHostToDevice)); // a device source named host
-    printf("device-src: sum=%llu\n", device_sum(dst, N));
+    sum = device_sum(dst, N);
+    printf("device-src: sum=%llu ok=%d\n", sum, verdict(sum == whole));
 
     uint32_t *managed;
     CK(cudaMallocManaged(&managed, N * 4));
     memset(managed, 0, N * 4);
     scatter_reads(managed, src, s);
     CK(cudaDeviceSynchronize());
-    printf("managed: sum=%llu\n", host_sum(managed));
+    sum = host_sum(managed);
+    printf("managed: sum=%llu ok=%d\n", sum, verdict(sum == third));
 
     uint32_t *mapped, *mapped_dev;
     CK(cudaHostAlloc(&mapped, N * 4, cudaHostAllocMapped));
     CK(cudaHostGetDevicePointer(&mapped_dev, mapped, 0));
     memset(mapped, 0, N * 4);
     scatter_reads(mapped, src, s);
-    printf("mapped: sum=%llu device-view=%llu\n", host_sum(mapped), device_sum(mapped_dev, N));
+    sum = host_sum(mapped);
+    unsigned long long view = device_sum(mapped_dev, N);
+    printf("mapped: sum=%llu device-view=%llu ok=%d\n", sum, view,
+           verdict(sum == third && view == third));
 
     uint32_t *reg = static_cast<uint32_t *>(aligned_alloc(4096, N * 4));
     memset(reg, 0, N * 4);
     CK(cudaHostRegister(reg, N * 4, cudaHostRegisterDefault));
     scatter_reads(reg, src, s);
-    printf("registered: sum=%llu\n", host_sum(reg));
+    sum = host_sum(reg);
+    printf("registered: sum=%llu ok=%d\n", sum, verdict(sum == third));
     CK(cudaHostUnregister(reg));
     free(reg);
 
@@ -150,7 +170,8 @@ int main()
         CK(cudaFree(tiny));
         CK(cudaFree(small));
     }
-    printf("past-end: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+    cudaError_t past = cudaDeviceSynchronize();
+    printf("past-end: %s ok=%d\n", cudaGetErrorString(past), verdict(past == cudaSuccess));
 
     CK(cudaFree(sink));
     CK(cudaFreeHost(mapped));
@@ -158,5 +179,5 @@ int main()
     CK(cudaFree(src));
     CK(cudaFree(dst));
     CK(cudaStreamDestroy(s));
-    return 0;
+    return verdicts();
 }

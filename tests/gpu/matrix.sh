@@ -3,10 +3,12 @@
 # feature on (GA_MATRIX_SET=defaults: with no GPUACCEL_* variable at all, what a
 # plain LD_PRELOAD gets): the output digests must be equal; prints the time
 # ratio of each.
-# On a difference the program runs natively again: if it differs from itself
-# the row says NATIVE-VARIES (not a failure, but shown); else it fails. The
-# Python programs also check their own results (`check: ok`, or exit 1); a
-# program that fails natively is a SKIP row with the end of its stderr. The
+# A library run killed by a signal or exiting non-zero (the native one exited
+# 0) fails its row at once (DIFFER). On a difference in output the program runs
+# natively again: if it differs from itself the row says NATIVE-VARIES (not a
+# failure, but shown); else it fails. The Python programs also check their own
+# results (`check: ok`, or exit 1); a program that fails natively is a SKIP row
+# with the end of its stderr. The
 # torch.compile rows compile from an empty cache each run, so their times
 # include compilation. With OUT set, the table also goes to $OUT/matrix.txt.
 . "${GA_SRC:-.}/tests/gpu/common.sh"
@@ -46,7 +48,16 @@ row() { # NAME ENV-or-- CMD...   (ENV: assignments separated by spaces)
     lrc=$?
     t2=$(date +%s.%N)
     same=equal
-    if [ "$n" != "$l" ] || [ $lrc != 0 ]; then
+    if library_failed 0 "$lrc"; then
+        # A crash or a failure of the library's run, whatever native does.
+        same=DIFFER
+        : >"$tmp/failed"
+        printf '   library %s, native exit 0; its output against native (< native, > library):\n' \
+            "$(exit_words "$lrc")"
+        show_diff "$n" "$l"
+        printf '   library stderr, last lines:\n'
+        tail -20 "$tmp/err" | sed 's/^/   /'
+    elif [ "$n" != "$l" ]; then
         # A program that differs from itself natively proves nothing either way.
         # shellcheck disable=SC2086
         n2=$(env -u LD_PRELOAD $env "$@" 2>/dev/null)

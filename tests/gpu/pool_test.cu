@@ -9,7 +9,8 @@
 //   no_context a thread with no current context frees blocks (the driver frees
 //              a pointer in its own context whatever is current), once while
 //              a kernel runs and once idle; the memory is then reused
-// Prints one line per check; the library must not change any of them.
+// Prints one line per check ("NAME ... ok=0|1"), and exits 1 when any fails;
+// the library must not change any of them.
 #include <cuda.h>
 #include <pthread.h>
 #include <cstdio>
@@ -64,7 +65,7 @@ static void slow_free()
         CK(cudaFree(y));
         CK(cudaStreamDestroy(s));
     }
-    printf("slow_free ok=%d\n", ok);
+    printf("slow_free ok=%d\n", verdict(ok));
 }
 
 static void *thread_main(void *arg)
@@ -103,7 +104,7 @@ static void threads()
         pthread_join(t[i], &r);
         ok &= r != NULL;
     }
-    printf("threads ok=%d\n", ok);
+    printf("threads ok=%d\n", verdict(ok));
 }
 
 static void churn()
@@ -123,7 +124,7 @@ static void big_alloc()
     size_t want = free_b - ((size_t)512 << 20);
     void *p;
     cudaError_t e = cudaMalloc(&p, want);
-    printf("big_alloc ok=%d\n", e == cudaSuccess);
+    printf("big_alloc ok=%d\n", verdict(e == cudaSuccess));
     if (e == cudaSuccess) {
         CK(cudaMemset(p, 1, want));
         CK(cudaFree(p));
@@ -140,7 +141,7 @@ static void meminfo()
     CK(cudaFree(p));
     CK(cudaMemGetInfo(&f1, &total));
     long long diff = (long long)f0 - (long long)f1;
-    printf("meminfo ok=%d\n", diff < (64ll << 20) && diff > -(64ll << 20));
+    printf("meminfo ok=%d\n", verdict(diff < (64ll << 20) && diff > -(64ll << 20)));
 }
 
 static int ipc_child(const char *hex)
@@ -175,7 +176,7 @@ static void ipc(const char *self)
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    printf("ipc ok=%d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    printf("ipc ok=%d\n", verdict(WIFEXITED(status) && WEXITSTATUS(status) == 0));
     CK(cudaFree(d));
 }
 
@@ -207,7 +208,7 @@ static void contexts()
     for (int k = 0; k < 2; k++)
         CU(cuCtxDestroy(c[k]));
     CU(cuCtxSetCurrent(saved));
-    printf("contexts ok=%d\n", ok);
+    printf("contexts ok=%d\n", verdict(ok));
 }
 
 struct contextless {
@@ -259,7 +260,7 @@ static void no_context()
     CK(cudaStreamDestroy(s));
     free(h);
     printf("no_context get=%d,%d none=%d,%d free=%d,%d ok=%d\n", (int)c[0].get, (int)c[1].get,
-           (int)c[0].none, (int)c[1].none, (int)c[0].free, (int)c[1].free, ok);
+           (int)c[0].none, (int)c[1].none, (int)c[0].free, (int)c[1].free, verdict(ok));
 }
 
 int main(int argc, char **argv)
@@ -275,5 +276,5 @@ int main(int argc, char **argv)
     ipc(argv[0]);
     contexts();
     no_context();
-    return 0;
+    return verdicts();
 }

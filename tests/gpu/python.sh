@@ -6,11 +6,12 @@ require_gpu python
 PY=${PYTHON:-python3}
 ran=0
 for lib in torch cupy; do
-    if ! $PY -c "import $lib" 2>/dev/null; then
-        echo "SKIP: $lib not installed"
+    if ! err=$($PY -c "import $lib" 2>&1); then
+        echo "SKIP (part): $PY cannot import $lib: $(echo "$err" | tail -1)"
         continue
     fi
     compare_runs $PY "$GA_SRC/tests/gpu/${lib}_check.py"
+    expect_ok result
     copies=$(sum_calls 'cuMemcpy[A-Za-z0-9_]*')
     launches=$(sum_calls 'cuLaunchKernel(Ex)?(_ptsz)?')
     allocs=$(sum_calls 'cuMemAlloc[A-Za-z0-9_]*')
@@ -19,5 +20,5 @@ for lib in torch cupy; do
         fail "$lib: the library did not see the program's work"
     ran=$((ran + 1))
 done
-[ "$ran" -gt 0 ] || { echo "SKIP: neither torch nor cupy"; exit 77; }
+[ "$ran" -gt 0 ] || { echo "SKIP: $PY imports neither torch nor cupy"; exit 77; }
 echo "PASS: python"

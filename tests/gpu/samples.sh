@@ -5,7 +5,9 @@
 # FAIL, Result, errors, the sample's own checks; never timings) or DIFFER, the
 # only failure. A sample that fails or times out natively is native-fails, one
 # whose result lines change from one native run to the next is native-varies:
-# neither says anything of the library. One row a sample, then the totals; the
+# neither says anything of the library. But a library run killed by a signal,
+# timed out or exiting non-zero where the native one exited 0 is DIFFER at once,
+# whatever a second native run does. One row a sample, then the totals; the
 # table also goes to $OUT/samples.txt when OUT is set.
 #   GA_CUDA_SAMPLES     the carried folder (tools/gpu-suite sets it); a program
 #                       missing from its bin/ is built (tools/build-samples.sh)
@@ -27,6 +29,7 @@ tab=$(printf '\t')
 names=$(cut -f1 "$S/SAMPLES")
 if [ -n "${GA_SAMPLES:-}" ]; then
     names=$(for n in $GA_SAMPLES; do cut -f1 "$S/SAMPLES" | grep -Fx "$n" || echo "samples: $n is not in the manifest" >&2; done)
+    [ -n "$names" ] || fail "GA_SAMPLES ($GA_SAMPLES) names no sample of $S/SAMPLES"
 fi
 missing=""
 for n in $names; do [ -x "$S/bin/$n" ] || missing="$missing $n"; done
@@ -105,7 +108,10 @@ for name in $names; do
     results "$tmp/n1.out" >"$tmp/n1.res"
     results "$tmp/l.out" >"$tmp/l.res"
     res=same
-    if [ $nrc != $lrc ] || ! cmp -s "$tmp/n1.res" "$tmp/l.res"; then
+    if library_failed "$nrc" "$lrc"; then
+        res=DIFFER
+        differ=$((differ + 1))
+    elif ! cmp -s "$tmp/n1.res" "$tmp/l.res"; then
         # A second native run tells a sample that varies by itself from the library.
         run "$tmp/n2.out"
         results "$tmp/n2.out" >"$tmp/n2.res"
@@ -121,7 +127,7 @@ for name in $names; do
     row "$name" "$res" "$ns" "$ls" "$ratio"
     if [ $res = DIFFER ]; then
         {
-            echo "   native exit $nrc, library exit $lrc; result lines, native (<) and library (>):"
+            echo "   native $(exit_words "$nrc"), library $(exit_words "$lrc"); result lines, native (<) and library (>):"
             diff "$tmp/n1.res" "$tmp/l.res" | grep '^[<>]' | head -20 | sed 's/^/   /'
             echo "   library output, last lines:"
             tail -8 "$tmp/l.out" | sed 's/^/   | /'
@@ -143,5 +149,13 @@ if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT" && cp "$tmp/table" "$OUT/samples.txt"
 fi
 [ $differ = 0 ] || fail "$differ sample(s) behaved differently under the library"
-[ $ran -gt 0 ] || { echo "SKIP: no sample ran natively"; exit 77; }
+if [ $ran = 0 ]; then
+    # Nothing was compared: say why (the rows above name each sample's reason).
+    if [ $built = 0 ]; then
+        echo "SKIP: none of the $carried samples could be built (the build-fails rows)"
+    else
+        echo "SKIP: none of the $built samples built ran natively (the native-fails rows)"
+    fi
+    exit 77
+fi
 echo "PASS: samples"

@@ -7,7 +7,8 @@
 // created stream and on the default one) and the driver API (cuMemcpyHtoD,
 // cuMemcpyDtoH, their Async forms); stream order (a copy after a kernel on the
 // same stream sees or overwrites what it wrote); copies past the end of an
-// allocation (their codes printed, nothing copied); several threads at once.
+// allocation (their codes printed; ok=1 when nothing was copied); several
+// threads at once. One "... ok=0|1" line per check; exits 1 when any fails.
 // Built twice: as is, and with --default-stream per-thread (the _ptds/_ptsz
 // entry points). The output must be the same natively and under the library.
 // usage: staging_test [THREADS]
@@ -164,11 +165,11 @@ int main(int argc, char **argv)
         for (int api = 0; api < N_APIS; api++) {
             size_t off = (i + (size_t)api) % 3 == 0 ? 0 : (i + (size_t)api) % 8;
             printf("size=%zu %s off=%zu ok=%d\n", sizes[i], api_names[api], off,
-                   round_trip(api, d, host, pinned, sizes[i], off, s, &st));
+                   verdict(round_trip(api, d, host, pinned, sizes[i], off, s, &st)));
         }
     for (int api = 0; api < N_APIS; api++)
         printf("stream order %s ok=%d\n", api_names[api],
-               stream_order(api, d, host, pinned, 32 * MiB + 4, s, &st));
+               verdict(stream_order(api, d, host, pinned, 32 * MiB + 4, s, &st)));
 
     // Past the end of an allocation: the driver's error, nothing copied.
     unsigned char *small;
@@ -184,9 +185,9 @@ int main(int argc, char **argv)
         cudaGetLastError();
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpy(pinned + 8 * MiB, small, 8 * MiB, cudaMemcpyDeviceToHost));
-        printf("too long %s: htod=%d dtoh=%d untouched=%d\n", api_names[api], a, b,
-               !memcmp(pinned, pinned + 8 * MiB, 8 * MiB) &&
-                   !memcmp(host, host + 32 * MiB, 16 * MiB + 8));
+        printf("too long %s: htod=%d dtoh=%d ok=%d\n", api_names[api], a, b,
+               verdict(!memcmp(pinned, pinned + 8 * MiB, 8 * MiB) &&
+                       !memcmp(host, host + 32 * MiB, 16 * MiB + 8)));
     }
 
     if (threads > 16)
@@ -203,11 +204,11 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
         all &= w[i].ok;
     }
-    printf("threads ok=%d\n", all);
+    printf("threads ok=%d\n", verdict(all));
     CK(cudaFree(small));
     CK(cudaFree(d));
     CK(cudaFreeHost(pinned));
     CK(cudaStreamDestroy(s));
     free(host);
-    return 0;
+    return verdicts();
 }

@@ -18,7 +18,7 @@ int main()
     int count = 0;
     CK(cudaGetDeviceCount(&count));
     if (count < 2) {
-        fprintf(stderr, "SKIP: fewer than two GPUs\n");
+        fprintf(stderr, "SKIP: fewer than two GPUs (%d)\n", count);
         return 77;
     }
     const unsigned n = 1 << 16;

@@ -18,8 +18,10 @@
  *             same work outside a capture runs as always (GPUACCEL_POOL users
  *             see pool hits again: churn follows)
  * usage: capture_prog KERNELS.PTX [CHECK...]  -> one "NAME ok=0|1" line per
- * check (all of them by default); "invalid" also prints the end's error code. */
+ * check (all of them by default), exit 1 when any fails; "invalid" also prints
+ * the end's error code. */
 #include "linked.h"
+#include "verdict.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -270,14 +272,14 @@ int main(int argc, char **argv)
     CK(cuModuleGetFunction(&fill_fn, mod, "fill"));
     CK(cuModuleGetFunction(&add_fn, mod, "add"));
     if (wanted(argc, argv, "mixed"))
-        printf("mixed ok=%d\n", check_mixed());
+        printf("mixed ok=%d\n", verdict(check_mixed()));
     if (wanted(argc, argv, "modes"))
-        printf("modes ok=%d\n", check_modes());
+        printf("modes ok=%d\n", verdict(check_modes()));
     if (wanted(argc, argv, "ptsz"))
-        printf("ptsz ok=%d\n", check_ptsz());
+        printf("ptsz ok=%d\n", verdict(check_ptsz()));
     if (wanted(argc, argv, "thread"))
-        printf("thread ok=%d\n", check_thread(ctx));
+        printf("thread ok=%d\n", verdict(check_thread(ctx)));
     if (wanted(argc, argv, "invalid"))
-        printf("invalid ok=%d\n", check_invalid());
-    return 0;
+        printf("invalid ok=%d\n", verdict(check_invalid()));
+    return verdicts();
 }

@@ -12,8 +12,10 @@
  *              flush point between them, then one sync
  *   ex         (only, when named) the sequences launched with cuLaunchKernelEx,
  *              no attributes, then with one (a priority)
- * usage: graphs_prog KERNELS.PTX [unflushed]  -> one "NAME ok=0|1" line per check */
+ * usage: graphs_prog KERNELS.PTX [unflushed|ex]  -> one "NAME ok=0|1" line per
+ * check; exits 1 when any fails */
 #include "linked.h"
+#include "verdict.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -198,19 +200,19 @@ int main(int argc, char **argv)
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     if (argc > 2 && !strcmp(argv[2], "ex")) {
         use_ex = 1;
-        printf("ex ok=%d\n", run_sequences(s, 0));
+        printf("ex ok=%d\n", verdict(run_sequences(s, 0)));
         ex_attrs = 1;
-        printf("ex-attributed ok=%d\n", run_sequences(s, 0));
-        return 0;
+        printf("ex-attributed ok=%d\n", verdict(run_sequences(s, 0)));
+        return verdicts();
     }
     if (argc > 2 && !strcmp(argv[2], "unflushed")) {
-        printf("unflushed ok=%d\n", run_unflushed(s));
-        return 0;
+        printf("unflushed ok=%d\n", verdict(run_unflushed(s)));
+        return verdicts();
     }
 
-    printf("sequences ok=%d\n", run_sequences(s, 0));
-    printf("events ok=%d\n", run_events(s));
-    printf("interrupt ok=%d\n", run_interrupt(s));
+    printf("sequences ok=%d\n", verdict(run_sequences(s, 0)));
+    printf("events ok=%d\n", verdict(run_events(s)));
+    printf("interrupt ok=%d\n", verdict(run_interrupt(s)));
     pthread_t t[2];
     for (long i = 0; i < 2; i++)
         pthread_create(&t[i], NULL, thread_main, (void *)i);
@@ -220,10 +222,10 @@ int main(int argc, char **argv)
         pthread_join(t[i], &r);
         ok &= (long)r;
     }
-    printf("threads ok=%ld\n", ok);
-    printf("legacy ok=%d\n", run_sequences(NULL, 0));
-    printf("ptds ok=%d\n", run_sequences(NULL, 1));
+    printf("threads ok=%d\n", verdict(ok != 0));
+    printf("legacy ok=%d\n", verdict(run_sequences(NULL, 0)));
+    printf("ptds ok=%d\n", verdict(run_sequences(NULL, 1)));
     CK(cuStreamDestroy(s));
     CK(cuModuleUnload(mod));
-    return 0;
+    return verdicts();
 }

@@ -20,11 +20,12 @@
     } while (0)
 
 /* Makes the primary context of device 0 current. Exits 77 (skip) when
- * cuInit fails. */
+ * cuInit fails, saying with what. */
 static inline void linked_context(CUdevice *dev, CUcontext *ctx)
 {
-    if (cuInit(0) != CUDA_SUCCESS) {
-        fprintf(stderr, "SKIP: no CUDA device\n");
+    CUresult r = cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "SKIP: no CUDA device (cuInit returned %d)\n", (int)r);
         exit(77);
     }
     CK(cuDeviceGet(dev, 0));

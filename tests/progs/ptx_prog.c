@@ -16,9 +16,12 @@ int main(void)
 {
     CUdevice dev;
     CUcontext ctx;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
-        cuCtxSetCurrent(ctx))
-        return fprintf(stderr, "no device\n"), 77;
+    CUresult r = cuInit(0);
+    if (r)
+        return fprintf(stderr, "SKIP: no CUDA device (cuInit returned %d)\n", (int)r), 77;
+    if ((r = cuDeviceGet(&dev, 0)) || (r = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
+        (r = cuCtxSetCurrent(ctx)))
+        return fprintf(stderr, "no context on device 0: %d\n", (int)r), 1;
     CUmodule m;
     CUlibrary l;
     int a = cuModuleLoadData(&m, old_code), b = cuModuleLoadData(&m, new_code);

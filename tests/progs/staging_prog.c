@@ -5,11 +5,13 @@
  * sets the threshold and chunk there), unaligned host pointers; each copy
  * checked byte by byte against a copy through page-locked memory (which the
  * library never stages). Then copies that run past the end of an allocation
- * (their return codes printed, nothing copied), several threads at once, and a
- * fork between copies. Runs against tests/fake and a real GPU alike; the
- * output must be the same natively and under the library.
- * usage: staging_prog [THREADS]  -> lines "... ok=1", codes, "threads ok=1" */
+ * (their return codes printed; ok=1 when nothing was copied), several threads
+ * at once, and a fork between copies. Runs against tests/fake and a real GPU
+ * alike; the output must be the same natively and under the library.
+ * usage: staging_prog [THREADS]  -> one "... ok=0|1" line per check (codes
+ * beside), exit 1 when any fails */
 #include "linked.h"
+#include "verdict.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
         for (int mode = 0; mode < N_MODES; mode++) {
             size_t off = (i + (size_t)mode) % 3 == 0 ? 0 : (i + (size_t)mode) % 8;
             printf("size=%zu %s off=%zu ok=%d\n", sizes[i], mode_names[mode], off,
-                   round_trip(mode, d, host, pinned, sizes[i], off, &st));
+                   verdict(round_trip(mode, d, host, pinned, sizes[i], off, &st)));
         }
 
     /* Past the end of the allocation: the driver's error, nothing copied. */
@@ -140,9 +142,9 @@ int main(int argc, char **argv)
         CUresult b = dtoh(mode, host + 5, small + 1, 2 << 20);
         CK(cuCtxSynchronize());
         CK(cuMemcpyDtoH(pinned + (1 << 20), small, 1 << 20));
-        printf("too long %s: htod=%d dtoh=%d untouched=%d\n", mode_names[mode], (int)a, (int)b,
-               !memcmp(pinned, pinned + (1 << 20), 1 << 20) &&
-                   !memcmp(host, host + (3 << 20), (2 << 20) + 8));
+        printf("too long %s: htod=%d dtoh=%d ok=%d\n", mode_names[mode], (int)a, (int)b,
+               verdict(!memcmp(pinned, pinned + (1 << 20), 1 << 20) &&
+                       !memcmp(host, host + (3 << 20), (2 << 20) + 8)));
     }
 
     /* A fork between copies: the child uses no CUDA (none may), the parent
@@ -154,8 +156,8 @@ int main(int argc, char **argv)
     int status = 0;
     waitpid(pid, &status, 0);
     printf("after fork ok=%d\n",
-           round_trip(SYNC, d, host, pinned, 3 << 20, 1, &st) &&
-               round_trip(ASYNC_STREAM, d, host, pinned, 3 << 20, 2, &st));
+           verdict(round_trip(SYNC, d, host, pinned, 3 << 20, 1, &st) &&
+                   round_trip(ASYNC_STREAM, d, host, pinned, 3 << 20, 2, &st)));
 
     worker_t w[16];
     pthread_t t[16];
@@ -170,11 +172,11 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
         all &= w[i].ok;
     }
-    printf("threads ok=%d\n", all);
+    printf("threads ok=%d\n", verdict(all));
     CK(cuMemFree(small));
     CK(cuMemFree(d));
     CK(cuMemFreeHost(pinned));
     CK(cuStreamDestroy(stream));
     free(host);
-    return 0;
+    return verdicts();
 }

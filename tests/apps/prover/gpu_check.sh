@@ -4,18 +4,33 @@
 # Owns: running the built prover ($1) at a few small sizes on the GPU (with
 # --verify) and on the CPU (--reference), asserting that the verifier
 # accepts and both digests are equal.  Exit 0 pass, 1 fail, 77 skip (no GPU).
-# Usage: sh gpu_check.sh ./prover
+# With VAR=VALUE arguments the GPU runs have them in their environment (the
+# CPU reference never does): tests/gpu/prover.sh passes LD_PRELOAD=libgpuaccel
+# and every feature, so the library's proofs are held to the CPU's too.
+# Usage: sh gpu_check.sh ./prover [VAR=VALUE...]
 set -u
 
 prover=${1:-}
 if [ -z "$prover" ] || [ ! -x "$prover" ]; then
-    echo "usage: gpu_check.sh /path/to/prover (built binary)" >&2
+    echo "usage: gpu_check.sh /path/to/prover [VAR=VALUE...] (a built binary)" >&2
     exit 2
 fi
+shift
+for v; do
+    case $v in
+    *=*) ;;
+    *) echo "gpu_check.sh: '$v' is not VAR=VALUE" >&2; exit 2 ;;
+    esac
+done
+[ $# -eq 0 ] || echo "GPU runs with: $*"
 
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "SKIP: no GPU: nvidia-smi is not installed"
+    exit 77
+fi
 gpus=$(nvidia-smi -L 2>/dev/null) || gpus=
 if [ -z "$gpus" ]; then
-    echo "SKIP: no GPU"
+    echo "SKIP: no GPU: nvidia-smi lists none"
     exit 77
 fi
 
@@ -29,7 +44,7 @@ for cfg in \
     "--log-n 8 --cols 8 --queries 16 --proofs 3 --seed 7" \
     "--log-n 10 --cols 5 --queries 64 --proofs 2 --seed 0xdeadbeef"; do
     # shellcheck disable=SC2086
-    gpu=$("$prover" $cfg --verify 2>"$tmp")
+    gpu=$(env "$@" "$prover" $cfg --verify 2>"$tmp")
     rc=$?
     if [ $rc -eq 77 ]; then
         echo "SKIP: no GPU (prover: $(cat "$tmp"))"
