@@ -6,7 +6,8 @@
 # all is built). Compiles in parallel (CORPUS_JOBS, default the number of CPUs).
 #
 # usage: tests/corpus/build.sh DEST
-#   NVCC (default nvcc, else /usr/local/cuda/bin/nvcc), CORPUS_ARCH (default -arch=sm_90)
+#   NVCC (default nvcc, else /usr/local/cuda/bin/nvcc), CORPUS_ARCH (default -arch=sm_90),
+#   CORPUS_PROGRAMS (default "sppark risc0 stwo": those to build, when carried)
 set -eu
 dest=${1:?usage: tests/corpus/build.sh DEST}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,8 +29,16 @@ list=$obj/jobs
 : >"$list"
 job() { echo "$*" >>"$list"; }
 built=""
+programs=" ${CORPUS_PROGRAMS:-sppark risc0 stwo} "
+# carried PROJECT: asked for and carried (else a note).
+carried() {
+    case $programs in *" $1 "*) ;; *) return 1 ;; esac
+    [ -f "$C/$1/COMMIT" ] && return 0
+    echo "build.sh: $1 not carried, left out" >&2
+    return 1
+}
 
-if [ -f "$C/sppark/COMMIT" ]; then
+if carried sppark; then
     S=$C/sppark
     o=$obj/sppark
     mkdir -p "$o"
@@ -37,11 +46,9 @@ if [ -f "$C/sppark/COMMIT" ]; then
     job "$o/sppark_ntt.o $here/sppark/sppark_ntt.cu $d -I$S -Xcompiler -Wno-unused-function"
     job "$o/all_gpus.o $S/util/all_gpus.cpp -I$S"
     built="$built sppark"
-else
-    echo "build.sh: sppark not carried, left out" >&2
 fi
 
-if [ -f "$C/risc0/COMMIT" ]; then
+if carried risc0; then
     R=$C/risc0
     K=$R/risc0/sys/kernels/zkp/cuda
     o=$obj/risc0
@@ -55,11 +62,9 @@ if [ -f "$C/risc0/COMMIT" ]; then
     job "$o/risc0_divide.o $here/risc0/risc0_divide.cu $d"
     job "$o/risc0_ref.o $here/risc0/risc0_ref.cpp -I$R/risc0/sys/kernels/zkp"
     built="$built risc0"
-else
-    echo "build.sh: risc0 not carried, left out" >&2
 fi
 
-if [ -f "$C/stwo/COMMIT" ]; then
+if carried stwo; then
     W=$C/stwo/cuda
     o=$obj/stwo
     mkdir -p "$o"
@@ -68,8 +73,6 @@ if [ -f "$C/stwo/COMMIT" ]; then
     done
     job "$o/stwo_prover.o $here/stwo/stwo_prover.cu"
     built="$built stwo"
-else
-    echo "build.sh: stwo not carried, left out" >&2
 fi
 
 [ -n "$built" ] || { echo "build.sh: nothing carried in $C" >&2; exit 1; }
