@@ -10,16 +10,23 @@
 #                                               headers, vendor/sppark (ff ntt util
 #                                               polynomial), LICENSE-APACHE, LICENSE-MIT
 #   stwo    github.com/NethermindEth/stwo-gpu   cuda/include cuda/src LICENSE
+#   icicle  github.com/ingonyama-zk/icicle      at tag $ICICLE_REF (default v2.8.0: the
+#                                               last line whose CUDA backend is open):
+#                                               icicle/include, icicle/src/{msm,ntt,
+#                                               vec_ops,curves,fields}, LICENSE
 #
 # usage: tools/carry-corpus.sh [GIT_DIR ...]
-#   Each GIT_DIR (a bare repository or a clone) is recognised by its files. With
-#   none, the repositories are looked for by name under $GA_MIRROR (default
-#   /work/.mirror: owner+name/repo, as a fetched snapshot lies). CORPUS_DEST
-#   overrides the destination (default .carry/corpus of this tree).
+#   Each GIT_DIR (a bare repository or a clone) is recognised by its files, at HEAD
+#   (ICICLE: at $ICICLE_REF when the repository has that tag, since its later
+#   releases dropped the CUDA sources). With none, the repositories are looked for
+#   by name under $GA_MIRROR (default /work/.mirror: owner+name/repo, as a fetched
+#   snapshot lies). CORPUS_DEST overrides the destination (default .carry/corpus
+#   of this tree).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${CORPUS_DEST:-$root/.carry/corpus}
 mirror=${GA_MIRROR:-/work/.mirror}
+icicle_ref=${ICICLE_REF:-v2.8.0}
 
 g() { # GIT_DIR git-args...: a bare repository or a work tree
     d=$1
@@ -30,15 +37,30 @@ g() { # GIT_DIR git-args...: a bare repository or a work tree
         git -C "$d" "$@"
     fi
 }
-has() { g "$1" cat-file -e "HEAD:$2" 2>/dev/null; }
+has() { # GIT_DIR PATH [REF]
+    g "$1" cat-file -e "${3:-HEAD}:$2" 2>/dev/null
+}
 
-project_of() {
-    if has "$1" risc0/sys/kernels/zkp/cuda/ffi.cu; then
+# The commit to copy from: ICICLE's v2 tag when there is one (its HEAD has no CUDA
+# backend), else HEAD.
+ref_of() {
+    if g "$1" rev-parse --verify -q "$icicle_ref^{commit}" >/dev/null 2>&1 &&
+        has "$1" icicle/src/msm/msm.cu "$icicle_ref"; then
+        g "$1" rev-parse "$icicle_ref^{commit}"
+    else
+        g "$1" rev-parse HEAD
+    fi
+}
+
+project_of() { # GIT_DIR REF
+    if has "$1" risc0/sys/kernels/zkp/cuda/ffi.cu "$2"; then
         echo risc0
-    elif has "$1" ntt/ntt.cuh && has "$1" util/all_gpus.cpp; then
+    elif has "$1" ntt/ntt.cuh "$2" && has "$1" util/all_gpus.cpp "$2"; then
         echo sppark
-    elif has "$1" cuda/src/blake2s.cu && has "$1" cuda/include/poly/rfft.cuh; then
+    elif has "$1" cuda/src/blake2s.cu "$2" && has "$1" cuda/include/poly/rfft.cuh "$2"; then
         echo stwo
+    elif has "$1" icicle/src/msm/msm.cu "$2" && has "$1" icicle/include/api/bn254.h "$2"; then
+        echo icicle
     fi
 }
 
@@ -49,6 +71,8 @@ paths_of() {
 vendor/sppark/ntt vendor/sppark/util vendor/sppark/polynomial vendor/sppark/LICENSE \
 LICENSE-APACHE LICENSE-MIT" ;;
     stwo) echo "cuda/include cuda/src LICENSE" ;;
+    icicle) echo "icicle/include icicle/src/msm icicle/src/ntt icicle/src/vec_ops icicle/src/curves \
+icicle/src/fields LICENSE" ;;
     esac
 }
 
@@ -57,11 +81,12 @@ origin_of() {
     sppark) echo github.com/supranational/sppark ;;
     risc0) echo github.com/risc0/risc0 ;;
     stwo) echo github.com/NethermindEth/stwo-gpu ;;
+    icicle) echo github.com/ingonyama-zk/icicle ;;
     esac
 }
 
 if [ $# = 0 ]; then
-    for r in risc0+risc0 supranational+sppark NethermindEth+stwo-gpu; do
+    for r in risc0+risc0 supranational+sppark NethermindEth+stwo-gpu ingonyama-zk+icicle; do
         for d in "$mirror/$r/repo" "$mirror/$r"; do
             if [ -d "$d" ]; then
                 set -- "$@" "$d"
@@ -75,9 +100,10 @@ fi
 mkdir -p "$dest"
 status=0
 for src in "$@"; do
-    p=$(project_of "$src")
+    ref=$(ref_of "$src")
+    p=$(project_of "$src" "$ref")
     if [ -z "$p" ]; then
-        echo "carry-corpus: $src is none of sppark, risc0, stwo-gpu; skipped" >&2
+        echo "carry-corpus: $src is none of sppark, risc0, stwo-gpu, icicle v2; skipped" >&2
         status=1
         continue
     fi
@@ -87,7 +113,7 @@ for src in "$@"; do
     # A partial snapshot makes git archive complain about blobs outside the paths
     # asked for; what counts is that every path asked for arrived.
     # shellcheck disable=SC2046
-    g "$src" archive --format=tar HEAD $(paths_of "$p") 2>"$dest/.err" | tar -x -C "$out" || true
+    g "$src" archive --format=tar "$ref" $(paths_of "$p") 2>"$dest/.err" | tar -x -C "$out" || true
     missing=""
     for f in $(paths_of "$p"); do
         [ -e "$out/$f" ] || missing="$missing $f"
@@ -100,8 +126,11 @@ for src in "$@"; do
         continue
     fi
     rm -f "$dest/.err"
-    g "$src" rev-parse HEAD >"$out/COMMIT"
+    echo "$ref" >"$out/COMMIT"
     origin_of "$p" >"$out/ORIGIN"
-    echo "carry-corpus: $p $(cut -c1-12 "$out/COMMIT") ($(find "$out" -type f | wc -l) files) in $out"
+    # The tag, when the commit has one (ICICLE's v2.8.0).
+    tag=$(g "$src" describe --tags --exact-match "$ref" 2>/dev/null || true)
+    [ -n "$tag" ] && echo "$tag" >"$out/TAG"
+    echo "carry-corpus: $p $(cut -c1-12 "$out/COMMIT")${tag:+ ($tag)} ($(find "$out" -type f | wc -l) files) in $out"
 done
 exit $status

@@ -1,12 +1,17 @@
 #!/bin/sh
 # build.sh - build the corpus drivers (tests/corpus/<project>/) against the
 # projects' own sources, carried by tools/carry-corpus.sh into .carry/corpus
-# (or $GA_CORPUS). Writes DEST/sppark, DEST/risc0 and DEST/stwo; a project that
-# is not carried is left out with a note. Objects go to DEST/.obj (removed when
-# all is built). Compiles in parallel (CORPUS_JOBS, default the number of CPUs).
+# (or $GA_CORPUS). Writes DEST/sppark, DEST/risc0, DEST/stwo and DEST/icicle; a
+# project that is not carried is left out with a note. ICICLE v2's MSM (G1 and
+# G2), NTT and vector operations are compiled the way its CMake builds
+# libingo_curve_bn254 and libingo_field_bn254 (-DCURVE=bn254 -DG2,
+# --expt-relaxed-constexpr, --split-compile 0): about 15 CPU-minutes, most of it
+# the G2 MSM and the driver. Objects go to DEST/.obj (removed when all is
+# built). Compiles in parallel (CORPUS_JOBS, default the number of CPUs).
 #
 # usage: tests/corpus/build.sh DEST
-#   NVCC (default nvcc, else /usr/local/cuda/bin/nvcc), CORPUS_ARCH (default -arch=sm_90)
+#   NVCC (default nvcc, else /usr/local/cuda/bin/nvcc), CORPUS_ARCH (default -arch=sm_90),
+#   CORPUS_PROGRAMS (default "sppark risc0 stwo icicle": those to build, when carried)
 set -eu
 dest=${1:?usage: tests/corpus/build.sh DEST}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,8 +33,16 @@ list=$obj/jobs
 : >"$list"
 job() { echo "$*" >>"$list"; }
 built=""
+programs=" ${CORPUS_PROGRAMS:-sppark risc0 stwo icicle} "
+# carried PROJECT: asked for and carried (else a note).
+carried() {
+    case $programs in *" $1 "*) ;; *) return 1 ;; esac
+    [ -f "$C/$1/COMMIT" ] && return 0
+    echo "build.sh: $1 not carried, left out" >&2
+    return 1
+}
 
-if [ -f "$C/sppark/COMMIT" ]; then
+if carried sppark; then
     S=$C/sppark
     o=$obj/sppark
     mkdir -p "$o"
@@ -37,11 +50,9 @@ if [ -f "$C/sppark/COMMIT" ]; then
     job "$o/sppark_ntt.o $here/sppark/sppark_ntt.cu $d -I$S -Xcompiler -Wno-unused-function"
     job "$o/all_gpus.o $S/util/all_gpus.cpp -I$S"
     built="$built sppark"
-else
-    echo "build.sh: sppark not carried, left out" >&2
 fi
 
-if [ -f "$C/risc0/COMMIT" ]; then
+if carried risc0; then
     R=$C/risc0
     K=$R/risc0/sys/kernels/zkp/cuda
     o=$obj/risc0
@@ -55,11 +66,9 @@ if [ -f "$C/risc0/COMMIT" ]; then
     job "$o/risc0_divide.o $here/risc0/risc0_divide.cu $d"
     job "$o/risc0_ref.o $here/risc0/risc0_ref.cpp -I$R/risc0/sys/kernels/zkp"
     built="$built risc0"
-else
-    echo "build.sh: risc0 not carried, left out" >&2
 fi
 
-if [ -f "$C/stwo/COMMIT" ]; then
+if carried stwo; then
     W=$C/stwo/cuda
     o=$obj/stwo
     mkdir -p "$o"
@@ -68,8 +77,20 @@ if [ -f "$C/stwo/COMMIT" ]; then
     done
     job "$o/stwo_prover.o $here/stwo/stwo_prover.cu"
     built="$built stwo"
-else
-    echo "build.sh: stwo not carried, left out" >&2
+fi
+
+if carried icicle; then
+    I=$C/icicle/icicle
+    o=$obj/icicle
+    mkdir -p "$o"
+    d="-DCURVE=bn254 -DFIELD=bn254 -DCURVE_ID=1 -DFIELD_ID=1 -DG2 --expt-relaxed-constexpr \
+--split-compile 0 -I$I/include -Xcompiler -Wno-deprecated-declarations"
+    # The slowest first, so the parallel jobs end together.
+    for f in msm/extern_g2 msm/extern ntt/kernel_ntt ntt/extern vec_ops/extern; do
+        job "$o/$(echo "$f" | tr / _).o $I/src/$f.cu $d"
+    done
+    job "$o/icicle_groth16.o $here/icicle/icicle_groth16.cu $d"
+    built="$built icicle"
 fi
 
 [ -n "$built" ] || { echo "build.sh: nothing carried in $C" >&2; exit 1; }
@@ -89,6 +110,7 @@ for p in $built; do
     sppark) $NVCC $F -o "$dest/sppark" "$obj"/sppark/*.o ;;
     risc0) $NVCC $F -o "$dest/risc0" "$obj"/risc0/*.o -lcuda ;;
     stwo) $NVCC $F -rdc=true -o "$dest/stwo" "$obj"/stwo/*.o ;;
+    icicle) $NVCC $F -o "$dest/icicle" "$obj"/icicle/*.o ;;
     esac
     echo "build.sh: $dest/$p ($(cut -c1-12 "$C/$p/COMMIT"))"
 done

@@ -1,11 +1,12 @@
 // corpus.h - what every corpus driver shares: a fixed-seed generator, the
 // digest of the outputs (64-bit FNV-1a over 8-byte words), the size argument,
 // checks of runtime and driver return codes (exit 2 with the call and the
-// error) and the closing lines: `digest: <hex>` and `check: ok`, or
-// `check: FAILED <why>` and exit 1.
+// error), the proving phase's clock (`phase_ms: <float>`) and the closing lines:
+// `digest: <hex>` and `check: ok`, or `check: FAILED <why>` and exit 1.
 #ifndef GA_CORPUS_H
 #define GA_CORPUS_H
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -105,6 +106,34 @@ struct Checks {
             vsnprintf(first, sizeof first, fmt, ap);
             va_end(ap);
         }
+    }
+};
+
+// The proving phase by the program's own clock: the sum of the spans between
+// begin() and end(), each begun and ended with the device idle (the sync given:
+// cudaDeviceSynchronize unless the driver works through the driver API). Set-up,
+// the CPU reference and the checks stay outside. Printed as `phase_ms: <float>`
+// (tests/corpus/corpus.sh times a run by it).
+static inline void phase_sync_runtime() { CK(cudaDeviceSynchronize()); }
+static inline void phase_sync_driver() { CU(cuCtxSynchronize()); }
+struct Phase {
+    double ms = 0;
+    std::chrono::steady_clock::time_point t0;
+    void (*sync)() = phase_sync_runtime;
+    void begin()
+    {
+        sync();
+        t0 = std::chrono::steady_clock::now();
+    }
+    void end()
+    {
+        sync();
+        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    void print() const
+    {
+        printf("phase_ms: %.3f\n", ms);
+        fflush(stdout);
     }
 };
 
