@@ -399,11 +399,17 @@ EOF
     run "$GA_TOOL" kernels ids
     [ "$status" -eq 2 ]
     [ -n "$NVCC" ] || skip "built without nvcc: no prover to read"
-    # a program: the kernels of the fatbins cudart hands the driver
+    # the prover's kernels: the identities the shipped table lists, each row's
     run "$GA_TOOL" kernels ids "$GA_BUILD/tests/apps/prover/prover"
     echo "$output"
     [ "$status" -eq 0 ]
-    echo "$output" | grep -Eq '^_Z5scalePjjj code=[0-9a-f]{16}$'
+    ids=$output
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list
+    rows=$(echo "$output" | grep -v '^#' | grep .)
+    [ "$(echo "$rows" | wc -l)" -eq 8 ]
+    echo "$rows" | while read -r name repl grid code; do
+        echo "$ids" | grep -qx "$name $code" || { echo "no $name $code in the prover"; exit 1; }
+    done
 }
 
 @test "kernels verify: runs the harness (SKIP without a GPU); bad use is a usage error" {
