@@ -120,3 +120,16 @@ report() { # the library's exit report of swaps
     like_native GPUACCEL_KERNELS=0 -- "$P" "$T/namesake.ptx"
     [ -z "$(report)" ]
 }
+
+@test "tests/gpu/namesake (the GPU test's program): every shipped name, none of the shipped code" {
+    [ -n "$NVCC" ] || skip "built without nvcc: the GPU programs are not built"
+    run "$GA_TOOL" kernels ids "$GA_BUILD/tests/gpu/namesake"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ids=$(echo "$output" | grep -v '^#')
+    [ "$(echo "$ids" | cut -d' ' -f1 | sort)" = "$(cut -d' ' -f1 "$T/rows" | sort)" ]
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list
+    shipped=$(echo "$output" | grep -v '^#' | awk 'NF {print $1, $4}')
+    [ "$(echo "$shipped" | wc -l)" -eq "$(wc -l <"$T/rows")" ]
+    [ -z "$(echo "$ids" | grep -xF "$shipped")" ] # no name with a shipped code
+}
