@@ -157,7 +157,9 @@ code_of() {
 @test "kernels on: a user replacement for the code it lists and the same ABI is swapped" {
     printf 'not a real fatbin' > "$BATS_TEST_TMPDIR/user.fatbin"
     add=$(code_of add) fill=$(code_of fill)
-    [ -n "$add" ] && [ -n "$fill" ] && [ "$add" != "$fill" ]
+    [ -n "$add" ]
+    [ -n "$fill" ]
+    [ "$add" != "$fill" ]
     cat > "$BATS_TEST_TMPDIR/user.table" <<TABLE
 # user replacements (the fake driver's library kernels)
 add   ga_add        grid=any      $add

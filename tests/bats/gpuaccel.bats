@@ -389,7 +389,8 @@ EOF
     sed 's/add.s32 %r7/sub.s32 %r7/' "$PTX" >"$T/other.ptx"
     run "$GA_TOOL" kernels ids "$T/other.ptx" add
     [ "$status" -eq 0 ]
-    [[ "$output" == *"add code="* ]] && [[ "$output" != *"add $add"* ]]
+    [[ "$output" == *"add code="* ]]
+    [[ "$output" != *"add $add"* ]]
     run "$GA_TOOL" kernels ids "$T/nosuch"
     [ "$status" -eq 1 ]
     [[ "$output" == *"$T/nosuch: No such file"* ]]
