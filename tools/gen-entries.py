@@ -76,6 +76,7 @@ HOOKS = {
     "cuModuleUnload": "module_unload",
     "cuModuleLoadData": "module_load",
     "cuModuleLoadDataEx": "module_load_ex",
+    "cuModuleLoadFatBinary": "module_load_fatbin",
     "cuLibraryLoadData": "library_load",
     "cuLibraryUnload": "library_unload",
     "cuCtxDestroy_v2": "ctx_destroy",

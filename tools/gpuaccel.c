@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codeids.h"
 #include "core/config.h"
 #include "features/profile/format.h"
 #include "profiles.h"
@@ -73,9 +74,11 @@ static const command_help_t command_helps[] = {
      "          [--require-gpu] [--lib PATH] [--] CMD",
      "profile CMD once, A/B each feature, the defaults, every feature and the\n"
      "          winners together; print the fastest setting whose outputs agree"},
-    {"kernels", "[--lib PATH] list | verify [--kernel NAME] [--quick]",
+    {"kernels", "[--lib PATH] list | verify [--kernel NAME] [--quick] | ids FILE [NAME...]",
      "the replacement kernels shipped in the library; verify runs each\n"
-     "          against its original on fresh random inputs, bit for bit, and times both"},
+     "          against its original on fresh random inputs, bit for bit, and times both;\n"
+     "          ids prints the code identities (code=) of the kernels of FILE (a program,\n"
+     "          shared library, fatbin, cubin or PTX) for a table's rows"},
     {"env", "[--check]", "every GPUACCEL_* variable: default, value set, effective value, "
      "problems\n          (--check: exit 1 if any)"},
 };
@@ -734,8 +737,9 @@ static int cmd_report(int argc, char **argv)
     return rc;
 }
 
-/* gpuaccel kernels list | verify [ARGS]: what the library ships, and the
- * harness that proves it (kernels/verify, installed beside the library). */
+/* gpuaccel kernels list | verify [ARGS] | ids FILE [NAME...]: what the
+ * library ships, the harness that proves it (kernels/verify, installed beside
+ * the library), and the code identities a table's rows name. */
 static int cmd_kernels(int argc, char **argv)
 {
     opts_t o;
@@ -747,8 +751,15 @@ static int cmd_kernels(int argc, char **argv)
         o.lib = argv[0] + 6, i = 1;
     else if (argc >= 2 && !strcmp(argv[0], "--lib"))
         o.lib = argv[1], i = 2;
+    if (i < argc && !strcmp(argv[i], "ids")) { /* the library's code, not the library */
+        if (i + 1 >= argc)
+            return usage_error("%s", "kernels ids takes FILE [NAME...]");
+        int rc = codeids_print(stdout, argv[i + 1], argv + i + 2, argc - i - 2);
+        return rc == 2 ? EX_FAIL : rc;
+    }
     if (i >= argc || (strcmp(argv[i], "list") && strcmp(argv[i], "verify")))
-        return usage_error("%s", "kernels takes list or verify [--kernel NAME] [--quick]");
+        return usage_error("%s", "kernels takes list, verify [--kernel NAME] [--quick] or ids "
+                                 "FILE [NAME...]");
     if (!strcmp(argv[i], "list") && i + 1 < argc)
         return usage_error("kernels list takes no arguments, not '%s'", argv[i + 1]);
     char lib[PATH_MAX];

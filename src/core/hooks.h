@@ -16,7 +16,8 @@
  *                      alloc_async alloc_pool_async pool_set_attr pool_get_attr
  *   hooks/hostmem.c    host_alloc host_alloc_v2 host_free
  *   hooks/copies.c     dtoh dtoh_async memcpy memcpy_async htod htod_async
- *   hooks/launch.c     launch launch_ex */
+ *   hooks/launch.c     launch launch_ex
+ *   hooks/modules.c    module_load module_load_ex module_load_fatbin library_load */
 #ifndef GA_HOOKS_H
 #define GA_HOOKS_H
 

@@ -150,12 +150,20 @@ typedef struct ga_feature {
     void (*stream_gone)(const ga_rt_t *rt, CUstream s);
     /* The program gave stream s an attribute or attached memory to it. */
     void (*stream_touched)(const ga_rt_t *rt, CUstream s);
+    /* A context was destroyed or its primary context reset: with it, the
+     * modules loaded into it (libraries outlive contexts). */
     void (*ctx_gone)(const ga_rt_t *rt, CUcontext ctx);
-    void (*unload)(const ga_rt_t *rt); /* a module or library is being unloaded */
-    /* A module or library is about to be loaded from memory (cuModuleLoadData,
-     * cuModuleLoadDataEx, cuLibraryLoadData): image is what the program passed
-     * (PTX text, a cubin, a fatbin, or cudart's wrapper of one). */
-    void (*code_loaded)(const ga_rt_t *rt, const void *image);
+    /* The CUmodule or CUlibrary `owner` is being unloaded. */
+    void (*unload)(const ga_rt_t *rt, const void *owner);
+    /* A module (library false) or library was loaded from memory
+     * (cuModuleLoadData, cuModuleLoadDataEx, cuModuleLoadFatBinary,
+     * cuLibraryLoadData): owner is the handle the driver returned, image what
+     * the program passed (PTX text, a cubin, a fatbin, or cudart's wrapper of
+     * one), which the driver accepted. Told before the program has the
+     * handle, so before any kernel of it is launched. Loads from files
+     * (cuModuleLoad, cuLibraryLoadFromFile) are not told: their code is
+     * never seen. */
+    void (*code_loaded)(const ga_rt_t *rt, const void *owner, bool library, const void *image);
     void (*span)(ga_id_t id, uint64_t t0, uint64_t t1); /* a timed driver call */
     void (*exit)(void);                /* at exit, before the reports (files are written) */
 } ga_feature_t;

@@ -117,7 +117,7 @@ static CUresult unloaded(const ga_rt_t *rt, CUresult r, const void *owner)
 CUresult ga_hook_module_unload(const ga_rt_t *rt, ga_id_t id, CUmodule hmod)
 {
     ga_flush(rt, GA_FLUSH_ALL, NULL);
-    GA_EACH(unload, rt);
+    GA_EACH(unload, rt, hmod);
     ga_work_begin(rt, true);
     return unloaded(rt, GA_REAL(rt, id, cuModuleUnload)(hmod), hmod);
 }
@@ -125,18 +125,20 @@ CUresult ga_hook_module_unload(const ga_rt_t *rt, ga_id_t id, CUmodule hmod)
 CUresult ga_hook_library_unload(const ga_rt_t *rt, ga_id_t id, CUlibrary library)
 {
     ga_flush(rt, GA_FLUSH_ALL, NULL);
-    GA_EACH(unload, rt);
+    GA_EACH(unload, rt, library);
     ga_work_begin(rt, true);
     return unloaded(rt, GA_REAL(rt, id, cuLibraryUnload)(library), library);
 }
 
 /* A context was destroyed (or its primary context reset): the driver freed
- * its memory, streams and events; every feature forgets them without driver
- * calls, then the tracker does. */
+ * its memory, streams, events and modules; every feature forgets them without
+ * driver calls, then the trackers do (a module's kernel handles may come back
+ * as another module's). */
 static void ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     GA_EACH(ctx_gone, rt, ctx);
     ga_ctx_forget(ctx);
+    ga_registry_forget_modules();
 }
 
 CUresult ga_hook_ctx_destroy(const ga_rt_t *rt, ga_id_t id, CUcontext ctx)

@@ -1,6 +1,8 @@
 /* modules.c - hooks for loading modules and libraries from memory: features
- * see each image first (code_loaded); PTX text written for a newer CUDA than
- * the driver's is retried.
+ * see each image the driver accepted, with the handle it returned
+ * (code_loaded); PTX text written for a newer CUDA than the driver's is
+ * retried. Loads from files (cuModuleLoad, cuLibraryLoadFromFile) are not
+ * hooked: the library never sees their code.
  *
  * The JIT refuses PTX whose `.version` is above the ISA the driver knows
  * (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), even when the code uses nothing newer;
@@ -82,13 +84,24 @@ static CUresult retried(CUresult first, CUresult again, char *copy, const char *
     return CUDA_SUCCESS; /* the copy stays: the driver may read it later */
 }
 
+/* The driver accepted `image` as `owner`: the features see it before the
+ * program has the handle. The program's own image, also when its retry with a
+ * lowered .version loaded (the code is the same). */
+static CUresult loaded(const ga_rt_t *rt, CUresult r, const void *owner, bool library,
+                       const void *image)
+{
+    if (r == CUDA_SUCCESS && owner)
+        GA_EACH(code_loaded, rt, owner, library, image);
+    return r;
+}
+
 CUresult ga_hook_module_load(const ga_rt_t *rt, ga_id_t id, CUmodule *module, const void *image)
 {
     __typeof__(&cuModuleLoadData) real = GA_REAL(rt, id, cuModuleLoadData);
-    GA_EACH(code_loaded, rt, image);
     CUresult r = real(module, image);
     char isa[16], *copy = retry_image(rt, r, image, isa, sizeof isa);
-    return copy ? retried(r, real(module, copy), copy, isa) : r;
+    r = copy ? retried(r, real(module, copy), copy, isa) : r;
+    return loaded(rt, r, module ? *module : NULL, false, image);
 }
 
 CUresult ga_hook_module_load_ex(const ga_rt_t *rt, ga_id_t id, CUmodule *module,
@@ -96,11 +109,17 @@ CUresult ga_hook_module_load_ex(const ga_rt_t *rt, ga_id_t id, CUmodule *module,
                                 CUjit_option *options, void **optionValues)
 {
     __typeof__(&cuModuleLoadDataEx) real = GA_REAL(rt, id, cuModuleLoadDataEx);
-    GA_EACH(code_loaded, rt, image);
     CUresult r = real(module, image, numOptions, options, optionValues);
     char isa[16], *copy = retry_image(rt, r, image, isa, sizeof isa);
-    return copy ? retried(r, real(module, copy, numOptions, options, optionValues), copy, isa)
-                : r;
+    r = copy ? retried(r, real(module, copy, numOptions, options, optionValues), copy, isa) : r;
+    return loaded(rt, r, module ? *module : NULL, false, image);
+}
+
+CUresult ga_hook_module_load_fatbin(const ga_rt_t *rt, ga_id_t id, CUmodule *module,
+                                    const void *fatCubin)
+{
+    CUresult r = GA_REAL(rt, id, cuModuleLoadFatBinary)(module, fatCubin);
+    return loaded(rt, r, module ? *module : NULL, false, fatCubin);
 }
 
 CUresult ga_hook_library_load(const ga_rt_t *rt, ga_id_t id, CUlibrary *library,
@@ -109,12 +128,12 @@ CUresult ga_hook_library_load(const ga_rt_t *rt, ga_id_t id, CUlibrary *library,
                               void **libraryOptionValues, unsigned int numLibraryOptions)
 {
     __typeof__(&cuLibraryLoadData) real = GA_REAL(rt, id, cuLibraryLoadData);
-    GA_EACH(code_loaded, rt, code);
     CUresult r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
                       libraryOptionValues, numLibraryOptions);
     char isa[16], *copy = retry_image(rt, r, code, isa, sizeof isa);
-    return copy ? retried(r, real(library, copy, jitOptions, jitOptionsValues, numJitOptions,
-                                  libraryOptions, libraryOptionValues, numLibraryOptions),
-                          copy, isa)
-                : r;
+    if (copy)
+        r = retried(r, real(library, copy, jitOptions, jitOptionsValues, numJitOptions,
+                            libraryOptions, libraryOptionValues, numLibraryOptions),
+                    copy, isa);
+    return loaded(rt, r, library ? *library : NULL, true, code);
 }

@@ -271,18 +271,30 @@ void *ga_kernel_decide(CUfunction f, int slot, void *d)
 
 /* ---- unloading ---------------------------------------------------------------- */
 
-void ga_registry_forget_owner(const void *owner)
+/* Retire the resolved records `which` selects (all modules' when owner is
+ * NULL and modules is set). */
+static void forget(const void *owner, bool modules)
 {
     pthread_mutex_lock(&lock);
     for (record_t *r = all; r; r = r->next_all) {
-        if (r->k.owner == owner && atomic_load_explicit(&r->state, memory_order_acquire) ==
-                                       RESOLVED)
+        bool resolved = atomic_load_explicit(&r->state, memory_order_acquire) == RESOLVED;
+        if (resolved && (modules ? !r->k.is_library : r->k.owner == owner))
             atomic_store_explicit(&r->retired, true, memory_order_release);
         /* Handles may be reused after an unload: launched anew before asked about. */
         atomic_store_explicit(&r->launched, false, memory_order_release);
     }
     atomic_fetch_add_explicit(&retire_gen, 1, memory_order_acq_rel);
     pthread_mutex_unlock(&lock);
+}
+
+void ga_registry_forget_owner(const void *owner)
+{
+    forget(owner, false);
+}
+
+void ga_registry_forget_modules(void)
+{
+    forget(NULL, true);
 }
 
 unsigned ga_registry_count(void)

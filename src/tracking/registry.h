@@ -46,6 +46,10 @@ void *ga_kernel_decide(CUfunction f, int slot, void *d);
 /* A module or library is being unloaded: forget its kernels. */
 void ga_registry_forget_owner(const void *owner);
 
+/* A context is gone, and the modules loaded into it with it: forget every
+ * module kernel (resolved anew at its next launch; a library's kernels stay). */
+void ga_registry_forget_modules(void);
+
 /* Number of kernels currently known (tests and profile). */
 unsigned ga_registry_count(void);
 

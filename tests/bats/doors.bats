@@ -149,25 +149,42 @@ compare() {
     [ "$output" = "$want" ]
 }
 
-@test "kernels on: a user replacement with the same ABI is swapped, one with another ABI is not" {
+# The code identity of kernel $1 in the test kernels (gpuaccel kernels ids).
+code_of() {
+    "$GA_BUILD/tools/gpuaccel" kernels ids "$PTX" "$1" | sed -n "s/^$1 \(code=[0-9a-f]*\)$/\1/p"
+}
+
+@test "kernels on: a user replacement for the code it lists and the same ABI is swapped" {
     printf 'not a real fatbin' > "$BATS_TEST_TMPDIR/user.fatbin"
-    cat > "$BATS_TEST_TMPDIR/user.table" <<'TABLE'
+    add=$(code_of add) fill=$(code_of fill)
+    [ -n "$add" ]
+    [ -n "$fill" ]
+    [ "$add" != "$fill" ]
+    cat > "$BATS_TEST_TMPDIR/user.table" <<TABLE
 # user replacements (the fake driver's library kernels)
-add   ga_add        grid=any
-fill  ga_wrong_abi  grid=program
+add   ga_add        grid=any      $add
+fill  ga_wrong_abi  grid=program  $fill
 this line is wrong
 TABLE
     like_native GPUACCEL_KERNELS=1 \
         GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
         -- "$PROGS/door_getproc" "$PTX"
-    echo "$output" | grep -q "user.table:4: expected '<original> <replacement> grid=program|grid=any'"
+    echo "$output" | grep -q "user.table:4: expected '<original> <replacement> grid=program|grid=any code=<16 hex digits>...'"
     echo "$output" | grep -q '^gpuaccel: kernels: fill not swapped: ga_wrong_abi takes other parameters'
-    echo "$output" | grep -qw '^gpuaccel: kernels: swapped=19 abi_mismatch=1'
+    echo "$output" | grep -qx 'gpuaccel: kernels: swapped=19 other_code=0 unidentified=0 abi_mismatch=1 denied=0 failed=0'
+    # add's rule for fill's code (the same name and parameters, other code): never swapped
+    printf 'add ga_add grid=any %s\nfill ga_add grid=any\n' "$fill" > "$BATS_TEST_TMPDIR/user.table"
+    like_native GPUACCEL_KERNELS=1 \
+        GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
+        -- "$PROGS/door_getproc" "$PTX"
+    echo "$output" | grep -q "^gpuaccel: kernels: add not swapped: its code ($add) is not the code ga_add was verified against"
+    echo "$output" | grep -q "^gpuaccel: kernels: .*user.table: fill lists no code= identity: never swapped"
+    echo "$output" | grep -qx 'gpuaccel: kernels: swapped=0 other_code=1 unidentified=0 abi_mismatch=0 denied=0 failed=0'
 }
 
 @test "kernels: GPUACCEL_KERNELS_DENY keeps a kernel original; a bad EXTRA is reported" {
     printf 'x' > "$BATS_TEST_TMPDIR/user.fatbin"
-    printf 'add ga_add grid=program\n' > "$BATS_TEST_TMPDIR/user.table"
+    printf 'add ga_add grid=program %s\n' "$(code_of add)" > "$BATS_TEST_TMPDIR/user.table"
     run env GPUACCEL_KERNELS=1 GPUACCEL_LOG=info GPUACCEL_KERNELS_DENY='a*' \
         GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
         LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"

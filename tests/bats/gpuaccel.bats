@@ -372,6 +372,49 @@ EOF
     fi
 }
 
+@test "kernels ids: each kernel's code identity, from PTX, a program, or by name; bad use" {
+    run "$GA_TOOL" kernels ids "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -Ec '^(add|fill) code=[0-9a-f]{16}$')" -eq 2 ]
+    add=$(echo "$output" | sed -n 's/^add //p')
+    run "$GA_TOOL" kernels ids "$PTX" add
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^#')" = "add $add" ]
+    run "$GA_TOOL" kernels ids "$PTX" add _Z6absentv
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"# _Z6absentv: not identified in $PTX"* ]]
+    # the same kernel text in another module: the same identity, whatever else is there
+    { echo '// another module'; cat "$PTX"; printf '.visible .entry extra()\n{\n\tret;\n}\n'; } >"$T/more.ptx"
+    run "$GA_TOOL" kernels ids "$T/more.ptx" add
+    [ "$(echo "$output" | grep -v '^#')" = "add $add" ]
+    sed 's/add.s32 %r7/sub.s32 %r7/' "$PTX" >"$T/other.ptx"
+    run "$GA_TOOL" kernels ids "$T/other.ptx" add
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"add code="* ]]
+    [[ "$output" != *"add $add"* ]]
+    run "$GA_TOOL" kernels ids "$T/nosuch"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"$T/nosuch: No such file"* ]]
+    run "$GA_TOOL" kernels ids /bin/sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"a host binary without device code"* ]]
+    run "$GA_TOOL" kernels ids
+    [ "$status" -eq 2 ]
+    [ -n "$NVCC" ] || skip "built without nvcc: no prover to read"
+    # the prover's kernels: the identities the shipped table lists, each row's
+    run "$GA_TOOL" kernels ids "$GA_BUILD/tests/apps/prover/prover"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ids=$output
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list
+    rows=$(echo "$output" | grep -v '^#' | grep .)
+    [ "$(echo "$rows" | wc -l)" -eq 8 ]
+    echo "$rows" | while read -r name repl grid code; do
+        echo "$ids" | grep -qx "$name $code" || { echo "no $name $code in the prover"; exit 1; }
+    done
+}
+
 @test "kernels verify: runs the harness (SKIP without a GPU); bad use is a usage error" {
     [ -n "$NVCC" ] || skip "built without nvcc"
     run "$GA_TOOL" kernels --lib "$GA_LIB" verify --quick

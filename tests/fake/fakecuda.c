@@ -1,8 +1,9 @@
 /* fakecuda.c - a stand-in libcuda.so.1 for tests on machines without a GPU.
  *
  * Device memory is host memory, streams and events complete at once, and the
- * only kernels are the ones tests/progs/kernels.ptx defines, run on the host
- * when launched ("fill" and "add"). Enough of the driver API for the doors,
+ * kernels are the ones tests/progs/kernels.ptx defines, run on the host when
+ * launched ("fill" and "add"), and those an image defines by their mangled
+ * names (see "kernels an image defines" below). Enough of the driver API for the doors,
  * the stream tracker and the pass-through paths to be exercised end to end;
  * the same test programs run against the real driver on a GPU machine.
  * Exported names and prototypes come from cuda.h's exact-ELF-name mode, so the
@@ -737,6 +738,171 @@ static CUresult fake_jit(const void *image)
     return strstr(t, "fake.newinstr") ? CUDA_ERROR_INVALID_PTX : CUDA_SUCCESS;
 }
 
+/* ---- kernels an image defines ----------------------------------------------
+ * For the namesake tests: kernels the fake runs by their mangled name, with
+ * the arithmetic their image gives them, so that two images may hold kernels
+ * of one name and one parameter list that compute different things. PTX text
+ * defines them: each .entry whose body holds `fake.arith A C;` is a kernel
+ * taking its .param list (.u64/.b64/.s64: 8 bytes, .u32/.b32/.s32: 4) that
+ * computes y[i] = x[i] * A + C + s (mod 2^32) for i below n and below its
+ * thread count, where x and y are the u32 array of its first parameter (one
+ * pointer: in place) or of its first two (input, output), n is its first
+ * 32-bit parameter and s its last (0 when it has one). An image the fake
+ * cannot read (a cubin or fatbin: the library's shipped kernels, a program's
+ * real fatbin) gets the kernels of the PTX file FAKECUDA_KERNELS names, when
+ * set. Each load of such an image is a module or library of its own, with its
+ * own kernel handles; any other image loads as before (fill, add, fault and
+ * the library kernels below). The real driver never sees these images. */
+typedef struct arith {
+    char name[128];
+    unsigned np;
+    size_t off[16], size[16];
+    uint32_t mul, add;
+    bool library; /* a CUkernel of a library, not a module's CUfunction */
+    const struct arith_image *owner;
+} arith_t;
+typedef struct arith_image {
+    unsigned n;
+    arith_t k[32];
+} arith_image_t;
+static arith_image_t *arith_images[256];
+static unsigned n_arith_images;
+
+static bool is_ptx(const void *image)
+{
+    const char *t = image, *v = strstr(t, ".version ");
+    return v && !memchr(t, '\0', (size_t)(v - t));
+}
+
+/* The kernels of PTX text t into im (those with a fake.arith body). */
+static void arith_parse(const char *t, arith_image_t *im, bool library)
+{
+    for (const char *e = t; (e = strstr(e, ".entry ")) && im->n < 32;) {
+        e += strlen(".entry ");
+        arith_t *k = &im->k[im->n];
+        memset(k, 0, sizeof *k);
+        size_t len = strcspn(e, "( \t\n");
+        const char *open = e + len, *close = strchr(open, ')');
+        const char *body = close ? strchr(close, '{') : NULL, *next = strstr(e, ".entry ");
+        const char *op = body ? strstr(body, "fake.arith") : NULL;
+        if (!len || len >= sizeof k->name || *open != '(' || !op || (next && op > next))
+            continue;
+        memcpy(k->name, e, len);
+        size_t at = 0;
+        for (const char *q = open; (q = strstr(q, ".param")) && q < close && k->np < 16; q++) {
+            size_t sz = strncmp(q + 7, ".u64", 4) && strncmp(q + 7, ".b64", 4) &&
+                                strncmp(q + 7, ".s64", 4) ? 4 : 8;
+            at = (at + sz - 1) / sz * sz;
+            k->off[k->np] = at, k->size[k->np++] = sz;
+            at += sz;
+        }
+        if (sscanf(op, "fake.arith %u %u", &k->mul, &k->add) != 2 || !k->np || k->size[0] != 8)
+            continue;
+        k->library = library;
+        k->owner = im;
+        im->n++;
+    }
+}
+
+/* A new module or library for `image` if it defines kernels, else NULL. */
+static arith_image_t *arith_load(const void *image, bool library)
+{
+    char *file = NULL;
+    const char *text = image;
+    if (!is_ptx(image)) {
+        const char *path = getenv("FAKECUDA_KERNELS");
+        FILE *f = path && *path ? fopen(path, "r") : NULL;
+        if (!f)
+            return NULL;
+        size_t cap = 1 << 20, n = 0;
+        file = calloc(1, cap);
+        if (file)
+            n = fread(file, 1, cap - 1, f);
+        fclose(f);
+        if (!file)
+            return NULL;
+        file[n] = '\0';
+        text = file;
+    }
+    arith_image_t *im = calloc(1, sizeof *im);
+    if (im)
+        arith_parse(text, im, library);
+    free(file);
+    pthread_mutex_lock(&lock);
+    if (im && im->n && n_arith_images < 256)
+        arith_images[n_arith_images++] = im;
+    else
+        free(im), im = NULL;
+    pthread_mutex_unlock(&lock);
+    return im;
+}
+
+static arith_image_t *arith_image_of(const void *h)
+{
+    arith_image_t *found = NULL;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < n_arith_images && !found; i++)
+        if (h == (const void *)arith_images[i])
+            found = arith_images[i];
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* The kernel behind handle h, if it is one of these. */
+static const arith_t *arith_of(const void *h)
+{
+    const arith_t *found = NULL;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < n_arith_images && !found; i++)
+        for (unsigned j = 0; j < arith_images[i]->n; j++)
+            if (h == (const void *)&arith_images[i]->k[j])
+                found = &arith_images[i]->k[j];
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+static const arith_t *arith_find(const arith_image_t *im, const char *name)
+{
+    for (unsigned j = 0; j < im->n; j++)
+        if (!strcmp(im->k[j].name, name))
+            return &im->k[j];
+    return NULL;
+}
+
+static CUresult arith_param(const arith_t *k, size_t i, size_t *off, size_t *size)
+{
+    if (i >= k->np)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = k->off[i], *size = k->size[i];
+    return CUDA_SUCCESS;
+}
+
+
+static CUresult arith_run(const arith_t *k, uint64_t threads, void **params)
+{
+    if (!params)
+        return CUDA_ERROR_INVALID_VALUE;
+    bool two = k->np > 1 && k->size[1] == 8;
+    uint32_t n = 0, s = 0;
+    unsigned words = 0;
+    for (unsigned i = 0; i < k->np; i++)
+        if (k->size[i] == 4) {
+            uint32_t v;
+            memcpy(&v, params[i], 4);
+            if (!words++)
+                n = v;
+            else
+                s = v;
+        }
+    void *in_dev, *out_dev;
+    memcpy(&in_dev, params[0], 8);
+    memcpy(&out_dev, params[two ? 1 : 0], 8);
+    uint32_t *in = xlate(in_dev), *out = xlate(out_dev);
+    for (uint64_t i = 0; i < threads && i < n; i++)
+        out[i] = in[i] * k->mul + k->add + s;
+    return CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     if (!current)
@@ -746,13 +912,38 @@ FAKE_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
     CUresult jit = fake_jit(image);
     if (jit != CUDA_SUCCESS)
         return jit;
-    *module = (CUmodule)&module_object;
+    arith_image_t *im = arith_load(image, false);
+    *module = im ? (CUmodule)im : (CUmodule)&module_object;
     return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned n,
+                                        CUjit_option *o, void **ov)
+{
+    (void)n, (void)o, (void)ov;
+    return cuModuleLoadData(module, image);
+}
+
+/* cudart's fatbin wrapper {magic, version, fatbin, ...} or a fatbin. */
+FAKE_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+    uint32_t magic = 0;
+    if (fatCubin)
+        memcpy(&magic, fatCubin, 4);
+    if (magic != 0x466243b1u && magic != 0xba55ed50u)
+        return CUDA_ERROR_INVALID_IMAGE;
+    return cuModuleLoadData(module, fatCubin);
 }
 
 FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
-    if (m != (CUmodule)&module_object)
+    const arith_image_t *im = arith_image_of(m);
+    const arith_t *k = im ? arith_find(im, name) : NULL;
+    if (k && !k->library) {
+        *f = (CUfunction)k;
+        return CUDA_SUCCESS;
+    }
+    if (m != (CUmodule)&module_object && !im)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!strcmp(name, "fill"))
         *f = (CUfunction)&kernel_fill;
@@ -767,7 +958,8 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *
 
 FAKE_EXPORT CUresult cuModuleUnload(CUmodule m)
 {
-    return m == (CUmodule)&module_object ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return m == (CUmodule)&module_object || arith_image_of(m) ? CUDA_SUCCESS
+                                                             : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static int is_kernel(CUfunction f)
@@ -786,13 +978,22 @@ FAKE_EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_o
     CUresult jit = fake_jit(code);
     if (jit != CUDA_SUCCESS)
         return jit;
-    *lib = (CUlibrary)&library_object;
+    arith_image_t *im = arith_load(code, true);
+    *lib = im ? (CUlibrary)im : (CUlibrary)&library_object;
     return CUDA_SUCCESS;
 }
 
+/* A library's kernels: its image's, then the library kernels below (the
+ * library's own gather kernel loads from an image the fake cannot read). */
 FAKE_EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 {
-    if (lib != (CUlibrary)&library_object)
+    const arith_image_t *im = arith_image_of(lib);
+    const arith_t *a = im ? arith_find(im, name) : NULL;
+    if (a && a->library) {
+        *k = (CUkernel)a;
+        return CUDA_SUCCESS;
+    }
+    if (lib != (CUlibrary)&library_object && !im)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!strcmp(name, "ga_add"))
         *k = (CUkernel)&kernel_ga_add;
@@ -807,7 +1008,10 @@ FAKE_EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *
 
 static CUresult fake_cuKernelGetName(const char **name, CUkernel k)
 {
-    if (k == (CUkernel)&kernel_ga_add)
+    const arith_t *a = arith_of(k);
+    if (a && a->library)
+        *name = a->name;
+    else if (k == (CUkernel)&kernel_ga_add)
         *name = "ga_add";
     else if (k == (CUkernel)&kernel_wrong)
         *name = "ga_wrong_abi";
@@ -819,6 +1023,9 @@ FAKE_SINCE(12030, cuKernelGetName);
 
 static CUresult fake_cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
 {
+    const arith_t *a = arith_of(k);
+    if (a && a->library)
+        return arith_param(a, i, off, size);
     if (k == (CUkernel)&kernel_ga_add && i < 3) { /* like fill/add: 8 + 4 + 4 */
         *off = i == 0 ? 0 : 4 + 4 * i;
         *size = i == 0 ? 8 : 4;
@@ -832,6 +1039,20 @@ static CUresult fake_cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, siz
     return CUDA_ERROR_INVALID_VALUE;
 }
 FAKE_SINCE(12040, cuKernelGetParamInfo);
+
+static CUresult fake_cuKernelGetLibrary(CUlibrary *lib, CUkernel k)
+{
+    const arith_t *a = arith_of(k);
+    if (a && a->library)
+        *lib = (CUlibrary)a->owner;
+    else if (k == (CUkernel)&kernel_ga_add || k == (CUkernel)&kernel_wrong ||
+             k == (CUkernel)&kernel_ga_gather)
+        *lib = (CUlibrary)&library_object;
+    else
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+FAKE_SINCE(12050, cuKernelGetLibrary);
 
 FAKE_EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 {
@@ -867,6 +1088,10 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice
 
 FAKE_EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
 {
+    if (arith_of(f)) {
+        *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+        return CUDA_SUCCESS;
+    }
     if (!is_kernel(f))
         return CUDA_ERROR_INVALID_HANDLE;
     /* fill is declared with __launch_bounds__(256) in this make-believe */
@@ -877,7 +1102,12 @@ FAKE_EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfuncti
 
 static CUresult fake_cuFuncGetName(const char **name, CUfunction f)
 {
-    if (!is_kernel(f))
+    const arith_t *a = arith_of(f);
+    if (a && !a->library) {
+        *name = a->name;
+        return CUDA_SUCCESS;
+    }
+    if (!is_kernel(f)) /* what the driver says of a CUkernel, too */
         return CUDA_ERROR_INVALID_HANDLE;
     *name = f == (CUfunction)&kernel_fill ? "fill" : "add";
     return CUDA_SUCCESS;
@@ -888,6 +1118,9 @@ static CUresult fake_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, siz
 {
     /* fill(u32 *p, u32 n, u32 v) and add(u32 *p, u32 n, u32 v): 8 + 4 + 4 bytes */
     static const size_t offs[] = {0, 8, 12}, sizes[] = {8, 4, 4};
+    const arith_t *a = arith_of(f);
+    if (a && !a->library)
+        return arith_param(a, i, off, size);
     if (!is_kernel(f))
         return CUDA_ERROR_INVALID_HANDLE;
     if (i >= 3)
@@ -900,6 +1133,11 @@ FAKE_SINCE(12040, cuFuncGetParamInfo);
 
 FAKE_EXPORT CUresult cuFuncGetModule(CUmodule *m, CUfunction f)
 {
+    const arith_t *a = arith_of(f);
+    if (a && !a->library) {
+        *m = (CUmodule)a->owner;
+        return CUDA_SUCCESS;
+    }
     if (!is_kernel(f))
         return CUDA_ERROR_INVALID_HANDLE;
     *m = (CUmodule)&module_object;
@@ -936,6 +1174,12 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
                              __ATOMIC_RELEASE);
         __atomic_fetch_add(&gather_launches, 1, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
+    }
+    const arith_t *a = arith_of(f); /* a CUkernel launched as a CUfunction too */
+    if (a) {
+        if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by || !bz)
+            return CUDA_ERROR_INVALID_VALUE;
+        return arith_run(a, (uint64_t)gx * gy * gz * bx * by * bz, params);
     }
     if (!is_kernel(f))
         return CUDA_ERROR_INVALID_HANDLE;
@@ -1820,6 +2064,8 @@ static const proc_t procs[] = {
     {"cuMemcpyDtoD", 3020, (void *)cuMemcpyDtoD_v2, NULL},
     {"cuMemcpy", 4000, (void *)cuMemcpy, (void *)cuMemcpy_ptds},
     {"cuModuleLoadData", 2000, (void *)cuModuleLoadData, NULL},
+    {"cuModuleLoadDataEx", 2010, (void *)cuModuleLoadDataEx, NULL},
+    {"cuModuleLoadFatBinary", 2000, (void *)cuModuleLoadFatBinary, NULL},
     {"cuModuleGetFunction", 2000, (void *)cuModuleGetFunction, NULL},
     {"cuModuleUnload", 2000, (void *)cuModuleUnload, NULL},
     {"cuLaunchKernel", 4000, (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz},

@@ -6,10 +6,12 @@
 
 #include "features/swap/swap.h"
 
-static void check_rule(void *arg, const char *orig, const char *repl, bool any)
+static void check_rule(void *arg, const ga_swap_rule_t *r)
 {
-    (void)arg, (void)any;
-    if (!*orig || !*repl || strpbrk(orig, " \t\r\n#") || strpbrk(repl, " \t\r\n#"))
+    (void)arg;
+    if (!*r->original || !*r->replacement || strpbrk(r->original, " \t\r\n#") ||
+        strpbrk(r->replacement, " \t\r\n#") || r->ncodes > GA_SWAP_MAX_CODES ||
+        (r->ncodes && !r->codes))
         abort();
 }
 

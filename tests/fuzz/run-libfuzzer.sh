@@ -30,7 +30,7 @@ for g in kernels_blob.c gather_ptx.c; do
     if [ -f "$g" ]; then blob="$blob $g"; else blob="$blob $src/$g"; fi
 done
 rc=0
-for h in config table tune; do
+for h in config table tune codeid; do
     corpus="$src/tests/fuzz/corpus/$h"
     if [ $scratch = 1 ]; then
         mkdir -p "$out/corpus-$h" && cp "$corpus"/* "$out/corpus-$h"/ && corpus="$out/corpus-$h"

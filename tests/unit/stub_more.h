@@ -2,7 +2,8 @@
  * memory the host can read (allocations of every kind, what
  * cuPointerGetAttributes says of them, copies, asynchronous copies that
  * complete at the stream's sync, pinned host memory, IPC), kernels (names,
- * parameter layouts, __launch_bounds__, a library to load replacements from),
+ * parameter layouts, __launch_bounds__, their modules, loaded from images the
+ * library reads, a library to load replacements from),
  * launches the stub logs in the order the "device" runs them, graphs built
  * from kernel nodes, and a device (sm_90, 132 multiprocessors). Also the
  * test-side helpers: start the features as init would, capture the log, write
@@ -239,6 +240,7 @@ static CUresult stub_stream_sync(CUstream s)
 typedef struct stub_kernel {
     char name[64];
     bool library;
+    CUmodule module; /* a module kernel's, as cuFuncGetModule says (NULL: none) */
     unsigned nparams;
     size_t offset[4], size[4];
     int max_threads; /* its __launch_bounds__ */
@@ -362,6 +364,41 @@ static CUresult stub_kernel_function(CUfunction *f, CUkernel k)
 {
     *f = (CUfunction)k;
     return CUDA_SUCCESS;
+}
+
+/* Modules: each load of an image is a new module (its kernels are the
+ * stub_kernel()s the test gives it); an unload only says so. */
+static int stub_modules[64];
+static unsigned stub_nmodules;
+static CUresult stub_module_load(CUmodule *m, const void *image)
+{
+    if (!image || stub_nmodules == 64)
+        return CUDA_ERROR_INVALID_VALUE;
+    *m = (CUmodule)&stub_modules[stub_nmodules++];
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_module_unload(CUmodule m)
+{
+    (void)m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult stub_func_module(CUmodule *m, CUfunction f)
+{
+    stub_kernel_t *k = stub_kernel_of(f);
+    if (!k || k->library || !k->module)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *m = k->module;
+    return CUDA_SUCCESS;
+}
+
+/* A module loaded from `image` through the library's hook (as the program's
+ * cuModuleLoadData reaches it): the features read the image. */
+static inline CUmodule stub_load(const ga_rt_t *rt, const char *image)
+{
+    CUmodule m = NULL;
+    return ga_hook_module_load(rt, GA_ID_cuModuleLoadData, &m, image) == CUDA_SUCCESS ? m : NULL;
 }
 
 /* ---- the device: sm_90, 132 multiprocessors, 4 resident 256-thread blocks each ---- */
@@ -600,6 +637,9 @@ static void stub_more(ga_rt_t *rt)
         {GA_ID_cuLibraryLoadData, (void *)stub_library_load},
         {GA_ID_cuLibraryGetKernel, (void *)stub_library_kernel},
         {GA_ID_cuKernelGetFunction, (void *)stub_kernel_function},
+        {GA_ID_cuModuleLoadData, (void *)stub_module_load},
+        {GA_ID_cuModuleUnload, (void *)stub_module_unload},
+        {GA_ID_cuFuncGetModule, (void *)stub_func_module},
         {GA_ID_cuCtxGetDevice, (void *)stub_ctx_device},
         {GA_ID_cuDeviceGetAttribute, (void *)stub_device_attr},
         {GA_ID_cuOccupancyMaxActiveBlocksPerMultiprocessor, (void *)stub_occupancy},

@@ -631,8 +631,9 @@ static void drop_all(const ga_rt_t *rt, CUcontext only, bool destroy)
     pthread_mutex_unlock(&lock);
 }
 
-void ga_graphs_unload(const ga_rt_t *rt)
+void ga_graphs_unload(const ga_rt_t *rt, const void *owner)
 {
+    (void)owner;
     drop_all(rt, NULL, true); /* kernel handles may be reused after an unload */
 }
 

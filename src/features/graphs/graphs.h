@@ -24,7 +24,7 @@ ga_graph_verdict_t ga_graphs_launch(const ga_rt_t *rt, CUfunction f, const unsig
 void ga_graphs_flush(const ga_rt_t *rt);
 
 void ga_graphs_init(const ga_rt_t *rt);
-void ga_graphs_unload(const ga_rt_t *rt);
+void ga_graphs_unload(const ga_rt_t *rt, const void *owner);
 void ga_graphs_ctx_gone(const ga_rt_t *rt, CUcontext ctx);
 
 typedef struct ga_graphs_stats {

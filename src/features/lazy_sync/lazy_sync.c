@@ -236,9 +236,9 @@ static bool fatbin_readable(const unsigned char *p, size_t n)
 }
 
 /* Code that may fail on purpose (device assert) or that cannot be read. */
-static void ls_code_loaded(const ga_rt_t *rt, const void *image)
+static void ls_code_loaded(const ga_rt_t *rt, const void *owner, bool library, const void *image)
 {
-    (void)rt;
+    (void)rt, (void)owner, (void)library;
     static const char mark[] = "__assertfail";
     if (!image || atomic_load(&tainted))
         return;

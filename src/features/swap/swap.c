@@ -1,20 +1,27 @@
 /* swap.c - faster replacement kernels launched in place of known hot kernels
  * (GPUACCEL_KERNELS), shipped inside the library and user-supplied.
  *
- * A table maps an original kernel's mangled name to a replacement in a fatbin:
- * the shipped one (kernels/, embedded at build time) and GPUACCEL_KERNELS_EXTRA
- * (FATBIN:TABLE). The first launch of every kernel handle goes to the driver
- * as the program made it; after that, if the handle's name is in a table, not
- * denied (GPUACCEL_KERNELS_DENY, a glob), and the replacement's parameter
- * count, offsets and sizes equal the original's exactly, the replacement is
- * launched with the program's own parameter pointers: with the program's grid
- * and block (grid=program) or a configuration of the library's choosing
- * (grid=any: grid-stride replacements, 256-thread blocks, as many as are
- * resident on every multiprocessor). A replacement that fails to launch is
- * dropped and the original launched instead.
+ * A table maps an original kernel's mangled name, and the code identities it
+ * was verified against (code=, tracking/codeid.h), to a replacement in a
+ * fatbin: the shipped one (kernels/, embedded at build time) and
+ * GPUACCEL_KERNELS_EXTRA (FATBIN:TABLE). A name and a parameter layout do not
+ * identify code, so each image the program loads from memory is read once, at
+ * load, for the tables' names only, and what it holds under them is recorded
+ * per module or library; loads from files are never seen, so never swapped.
+ * The first launch of every kernel handle goes to the driver as the program
+ * made it; after that, if the handle's name is in a table, not denied
+ * (GPUACCEL_KERNELS_DENY, a glob), its module's code for that name is one the
+ * rule lists, and the replacement's parameter count, offsets and sizes equal
+ * the original's exactly, the replacement is launched with the program's own
+ * parameter pointers: with the program's grid and block (grid=program) or a
+ * configuration of the library's choosing (grid=any: grid-stride replacements,
+ * 256-thread blocks, as many as are resident on every multiprocessor). A
+ * replacement that fails to launch is dropped and the original launched
+ * instead.
  *
- * Owns: the parsed tables, the loaded libraries and the per-handle decisions,
- * under `lock`. Must never: swap a kernel whose ABI differs in the slightest;
+ * Owns: the parsed tables, the loaded libraries, the identities of the loaded
+ * code and the per-handle decisions, under `lock`. Must never: swap a kernel
+ * whose code is not the code verified, or whose ABI differs in the slightest;
  * call the driver holding `lock`. */
 #define _GNU_SOURCE
 #include "features/swap/swap.h"
@@ -29,6 +36,7 @@
 
 #include "core/log.h"
 #include "features/feature.h"
+#include "tracking/codeid.h"
 #include "tracking/device.h"
 #include "tracking/registry.h"
 #include "tracking/streams.h"
@@ -51,9 +59,22 @@ typedef struct source {
 typedef struct rule {
     char *original, *replacement;
     bool any_grid;
-    int source; /* index into sources */
+    int source;      /* index into sources */
+    uint64_t *codes; /* the identities of the code the replacement was verified against */
+    unsigned ncodes; /* 0: never applies */
     UT_hash_handle hh;
 } rule_t;
+
+/* What a loaded module or library holds under the tables' names: the
+ * identity of each that it holds and that could be read. */
+typedef struct known {
+    const void *owner; /* its CUmodule or CUlibrary */
+    bool library;      /* libraries outlive contexts */
+    unsigned n;
+    const rule_t **rule;
+    uint64_t *id;
+    UT_hash_handle hh;
+} known_t;
 
 /* What to launch for one original handle: kept in the registry's slot for
  * the handle (read without a lock on every launch). */
@@ -69,8 +90,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static source_t sources[MAX_SOURCES]; /* guarded by lock */
 static int n_sources;                 /* guarded by lock */
 static rule_t *rules;                 /* guarded by lock */
+static known_t *knowns;               /* guarded by lock */
+/* The names to look for in each image (the rules with codes) and whether a
+ * whole-image identity is listed: fixed at init. */
+static ga_codeid_want_t *wants;
+static const rule_t **want_rule;
+static unsigned n_wants;
+static bool whole_listed;
 static int slot = -1;                 /* the registry's decision slot: set at init */
-static _Atomic uint64_t swapped, abi_mismatch, denied, failed_launch;
+static _Atomic uint64_t swapped, other_code, unidentified, abi_mismatch, denied, failed_launch;
 
 /* ---- the table ----------------------------------------------------------------- */
 
@@ -79,16 +107,41 @@ typedef struct {
     void *arg;
 } parse_ctx_t;
 
+/* "code=" and exactly 16 hex digits. */
+static bool code_word(const char *w, uint64_t *id)
+{
+    if (strncmp(w, "code=", 5) || strlen(w + 5) != 16)
+        return false;
+    *id = 0;
+    for (const char *h = w + 5; *h; h++) {
+        int d = *h >= '0' && *h <= '9'   ? *h - '0'
+                : *h >= 'a' && *h <= 'f' ? *h - 'a' + 10
+                : *h >= 'A' && *h <= 'F' ? *h - 'A' + 10
+                                         : -1;
+        if (d < 0)
+            return false;
+        *id = *id << 4 | (uint64_t)d;
+    }
+    return true;
+}
+
 static bool table_line(void *arg, char *line)
 {
     const parse_ctx_t *c = arg;
-    char *w[3]; /* <original> <replacement> grid=program|grid=any */
-    if (ga_line_words(line, w, 3) != 3 || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
+    /* <original> <replacement> grid=program|grid=any code=<id>... */
+    char *w[3 + GA_SWAP_MAX_CODES];
+    int n = ga_line_words(line, w, 3 + GA_SWAP_MAX_CODES);
+    if (n < 3 || n > 3 + GA_SWAP_MAX_CODES || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
         return false;
     bool any = !strcmp(w[2], "grid=any");
     if (!any && strcmp(w[2], "grid=program"))
         return false;
-    c->add(c->arg, w[0], w[1], any);
+    uint64_t codes[GA_SWAP_MAX_CODES];
+    for (int i = 3; i < n; i++)
+        if (!code_word(w[i], &codes[i - 3]))
+            return false;
+    ga_swap_rule_t r = {w[0], w[1], any, codes, (unsigned)n - 3};
+    c->add(c->arg, &r);
     return true;
 }
 
@@ -97,32 +150,48 @@ int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
 {
     parse_ctx_t c = {add, arg};
     return ga_each_line(text, len, source_name,
-                        "'<original> <replacement> grid=program|grid=any'", table_line, &c);
+                        "'<original> <replacement> grid=program|grid=any code=<16 hex digits>...'",
+                        table_line, &c);
 }
 
 typedef struct {
     int source;
+    const char *table; /* for messages */
 } add_ctx_t;
 
-static void add_rule(void *arg, const char *orig, const char *repl, bool any)
+static void free_rule(rule_t *r)
+{
+    free(r->original);
+    free(r->replacement);
+    free(r->codes);
+    free(r);
+}
+
+static void add_rule(void *arg, const ga_swap_rule_t *in)
 {
     const add_ctx_t *c = arg;
     rule_t *r;
-    HASH_FIND_STR(rules, orig, r);
+    HASH_FIND_STR(rules, in->original, r);
     if (r) { /* a later table (the user's) overrides an earlier one */
         HASH_DEL(rules, r);
-        free(r->original);
-        free(r->replacement);
-        free(r);
+        free_rule(r);
     }
     r = calloc(1, sizeof *r);
-    if (!r || !(r->original = strdup(orig)) || !(r->replacement = strdup(repl))) {
+    if (!r || !(r->original = strdup(in->original)) ||
+        !(r->replacement = strdup(in->replacement)) ||
+        (in->ncodes && !(r->codes = malloc(in->ncodes * sizeof *r->codes)))) {
         if (r)
-            free(r->original), free(r);
+            free_rule(r);
         return;
     }
-    r->any_grid = any;
+    r->any_grid = in->any_grid;
     r->source = c->source;
+    r->ncodes = in->ncodes;
+    if (in->ncodes)
+        memcpy(r->codes, in->codes, in->ncodes * sizeof *r->codes);
+    else /* told once, here: such a rule is never looked at again */
+        ga_info("kernels: %s: %s lists no code= identity: never swapped "
+                "(gpuaccel kernels ids prints a program's)", c->table, in->original);
     HASH_ADD_KEYPTR(hh, rules, r->original, strlen(r->original), r);
 }
 
@@ -150,9 +219,30 @@ static void load_extra(const char *spec)
     s->image = image;
     s->owned = image;
     snprintf(s->name, sizeof s->name, "%.200s", fatbin);
-    add_ctx_t c = {n_sources++};
+    add_ctx_t c = {n_sources++, colon + 1};
     ga_swap_parse_table(table, tlen, colon + 1, add_rule, &c);
     free(table);
+}
+
+/* The names to look for in loaded images: those of the rules with codes. */
+static void make_wants(void)
+{
+    unsigned n = HASH_COUNT(rules);
+    wants = calloc(n ? n : 1, sizeof *wants);
+    want_rule = calloc(n ? n : 1, sizeof *want_rule);
+    if (!wants || !want_rule) {
+        free(wants), free(want_rule);
+        wants = NULL, want_rule = NULL;
+        return;
+    }
+    for (rule_t *r = rules; r; r = r->hh.next) {
+        if (!r->ncodes)
+            continue;
+        for (unsigned i = 0; i < r->ncodes; i++)
+            whole_listed |= (r->codes[i] & GA_CODEID_WHOLE_IMAGE) != 0;
+        want_rule[n_wants] = r;
+        wants[n_wants++].name = r->original;
+    }
 }
 
 void ga_swap_init(const ga_rt_t *rt)
@@ -163,7 +253,7 @@ void ga_swap_init(const ga_rt_t *rt)
     if (ga_kernels_fatbin_size) {
         sources[0].image = ga_kernels_fatbin;
         snprintf(sources[0].name, sizeof sources[0].name, "the shipped kernels");
-        add_ctx_t c = {n_sources++};
+        add_ctx_t c = {n_sources++, "kernels/table.txt"};
         ga_swap_parse_table(ga_kernels_table, strlen(ga_kernels_table), "kernels/table.txt",
                             add_rule, &c);
     } else {
@@ -171,7 +261,107 @@ void ga_swap_init(const ga_rt_t *rt)
     }
     if (rt->cfg.kernels_extra && *rt->cfg.kernels_extra)
         load_extra(rt->cfg.kernels_extra);
+    make_wants();
     pthread_mutex_unlock(&lock);
+}
+
+/* ---- the code the program loads ------------------------------------------------------ */
+
+static void free_known(known_t *k)
+{
+    free(k->rule);
+    free(k->id);
+    free(k);
+}
+
+/* The identities of the tables' names in an image the driver just accepted,
+ * kept for its handle (replacing what a reused handle held before). Only the
+ * tables' names are looked for; an image holding none costs a walk of its
+ * section headers and .entry lines. */
+static void swap_code_loaded(const ga_rt_t *rt, const void *owner, bool library, const void *image)
+{
+    (void)rt;
+    known_t *k = NULL;
+    if (n_wants && image) {
+        ga_codeid_want_t *w = malloc(n_wants * sizeof *w);
+        unsigned got = 0;
+        if (w) {
+            memcpy(w, wants, n_wants * sizeof *w);
+            got = ga_codeid_find(image, GA_CODEID_IN_PROCESS, w, n_wants,
+                                 whole_listed ? GA_CODEID_WHOLE : 0);
+        }
+        if (got && (k = calloc(1, sizeof *k)) && (k->rule = calloc(got, sizeof *k->rule)) &&
+            (k->id = calloc(got, sizeof *k->id))) {
+            k->owner = owner, k->library = library;
+            for (unsigned i = 0; i < n_wants; i++)
+                if (w[i].got) {
+                    k->rule[k->n] = want_rule[i], k->id[k->n++] = w[i].id;
+                    ga_debug("kernels: %s in %p: code=%016llx", w[i].name, owner,
+                             (unsigned long long)w[i].id);
+                }
+        } else if (k) {
+            free_known(k), k = NULL;
+        }
+        free(w);
+    }
+    pthread_mutex_lock(&lock);
+    known_t *old;
+    HASH_FIND_PTR(knowns, &owner, old);
+    if (old)
+        HASH_DEL(knowns, old);
+    if (k)
+        HASH_ADD_PTR(knowns, owner, k);
+    pthread_mutex_unlock(&lock);
+    if (old)
+        free_known(old);
+}
+
+static void swap_unload(const ga_rt_t *rt, const void *owner)
+{
+    (void)rt;
+    pthread_mutex_lock(&lock);
+    known_t *k;
+    HASH_FIND_PTR(knowns, &owner, k);
+    if (k)
+        HASH_DEL(knowns, k);
+    pthread_mutex_unlock(&lock);
+    if (k)
+        free_known(k);
+}
+
+/* The context's modules went with it; which context a module was loaded into
+ * is not kept, so every module's identities go (libraries stay). */
+static void swap_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+{
+    (void)rt, (void)ctx;
+    pthread_mutex_lock(&lock);
+    known_t *k, *tmp;
+    HASH_ITER(hh, knowns, k, tmp) {
+        if (!k->library) {
+            HASH_DEL(knowns, k);
+            free_known(k);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Is the code `owner` holds under r's name the code r was verified against?
+ * (under lock) 1 yes, 0 other code (*id: which), -1 not identified. */
+static int verified_locked(const void *owner, const rule_t *r, uint64_t *id)
+{
+    known_t *k = NULL;
+    if (owner)
+        HASH_FIND_PTR(knowns, &owner, k);
+    for (unsigned i = 0; k && i < k->n; i++) {
+        if (k->rule[i] != r)
+            continue;
+        *id = k->id[i];
+        for (unsigned j = 0; j < r->ncodes; j++)
+            if (r->codes[j] == k->id[i])
+                return 1;
+        return 0;
+    }
+    return -1;
 }
 
 /* ---- deciding for a handle ---------------------------------------------------------- */
@@ -219,10 +409,13 @@ static void decide(const ga_rt_t *rt, decision_t *d)
     rule_t *r;
     HASH_FIND_STR(rules, orig->name, r);
     char repl[4097] = "";
-    int src = -1;
+    int src = -1, verified = -1;
     bool any = false;
-    if (r)
+    uint64_t id = 0;
+    if (r && r->ncodes) {
         snprintf(repl, sizeof repl, "%s", r->replacement), src = r->source, any = r->any_grid;
+        verified = verified_locked(orig->owner, r, &id);
+    }
     pthread_mutex_unlock(&lock);
     if (src < 0)
         return;
@@ -230,6 +423,18 @@ static void decide(const ga_rt_t *rt, decision_t *d)
     if (deny && *deny && fnmatch(deny, orig->name, 0) == 0) {
         atomic_fetch_add(&denied, 1);
         ga_info("kernels: %s not swapped: GPUACCEL_KERNELS_DENY", orig->name);
+        return;
+    }
+    if (verified < 0) {
+        atomic_fetch_add(&unidentified, 1);
+        ga_info("kernels: %s not swapped: its code could not be identified (loaded from a "
+                "file, or an image the library cannot read)", orig->name);
+        return;
+    }
+    if (!verified) {
+        atomic_fetch_add(&other_code, 1);
+        ga_info("kernels: %s not swapped: its code (code=%016llx) is not the code %s was "
+                "verified against", orig->name, (unsigned long long)id, repl);
         return;
     }
     if (!load_source(rt, src))
@@ -311,14 +516,17 @@ void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, 
     ga_warn("kernels: a replacement failed to launch (%d); the original runs instead", (int)r);
 }
 
+/* swapped counts launches; the others, kernel handles (each decided once). */
 static void swap_report(void)
 {
-    uint64_t s = atomic_load(&swapped), m = atomic_load(&abi_mismatch), dn = atomic_load(&denied),
-             fl = atomic_load(&failed_launch);
-    if (s + m + dn + fl)
-        ga_info("kernels: swapped=%llu abi_mismatch=%llu denied=%llu failed=%llu",
-                (unsigned long long)s, (unsigned long long)m, (unsigned long long)dn,
-                (unsigned long long)fl);
+    uint64_t s = atomic_load(&swapped), o = atomic_load(&other_code),
+             u = atomic_load(&unidentified), m = atomic_load(&abi_mismatch),
+             dn = atomic_load(&denied), fl = atomic_load(&failed_launch);
+    if (s + o + u + m + dn + fl)
+        ga_info("kernels: swapped=%llu other_code=%llu unidentified=%llu abi_mismatch=%llu "
+                "denied=%llu failed=%llu",
+                (unsigned long long)s, (unsigned long long)o, (unsigned long long)u,
+                (unsigned long long)m, (unsigned long long)dn, (unsigned long long)fl);
 }
 
 static void fork_child(void)
@@ -327,6 +535,11 @@ static void fork_child(void)
      * forgets the decisions). */
     for (int i = 0; i < n_sources; i++)
         sources[i].loaded = sources[i].failed = false, sources[i].lib = NULL;
+    known_t *k, *tmp; /* and no module or library of the parent's */
+    HASH_ITER(hh, knowns, k, tmp) {
+        HASH_DEL(knowns, k);
+        free_known(k);
+    }
     atomic_store(&swapped, 0);
 }
 
@@ -361,4 +574,7 @@ const ga_feature_t ga_feature_swap = {
     .fork = &fork_ops,
     .rewrite = swap_rewrite,
     .launch_done = swap_launch_done,
+    .code_loaded = swap_code_loaded,
+    .unload = swap_unload,
+    .ctx_gone = swap_ctx_gone,
 };

@@ -17,11 +17,19 @@ bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned
 void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r);
 
 /* Parse a replacement table: one rule per line, "<original> <replacement>
- * grid=program|grid=any", '#' comments. Calls add() per good rule, warns with
- * the line number for a bad one; returns the number of good rules (-1: no
- * memory). Exposed for tests and the fuzzer. */
-typedef void (*ga_swap_rule_fn)(void *arg, const char *original, const char *replacement,
-                                bool any_grid);
+ * grid=program|grid=any code=<16 hex digits>..." (at most GA_SWAP_MAX_CODES
+ * code words; a rule with none is well formed and never applies), '#'
+ * comments. Calls add() per good rule, warns with the line number for a bad
+ * one; returns the number of good rules (-1: no memory). Exposed for tests and
+ * the fuzzer. */
+enum { GA_SWAP_MAX_CODES = 16 };
+typedef struct ga_swap_rule {
+    const char *original, *replacement;
+    bool any_grid;
+    const uint64_t *codes; /* the code identities (tracking/codeid.h) it was verified against */
+    unsigned ncodes;
+} ga_swap_rule_t;
+typedef void (*ga_swap_rule_fn)(void *arg, const ga_swap_rule_t *rule);
 int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
                         ga_swap_rule_fn add, void *arg);
 

@@ -1,41 +1,57 @@
-/* test_swap.c - the swap feature's decisions, through the launch hook over
- * the stub driver (tests/unit/stub_more.h), with a user table
- * (GPUACCEL_KERNELS_EXTRA) whose replacements the stub library holds: a rule
- * applies only when the replacement's parameter count, offsets and sizes all
- * match; GPUACCEL_KERNELS_DENY keeps a kernel; a replacement the driver
- * refuses to launch gives way to the original, for good; grid=program keeps
- * the program's configuration, grid=any takes the library's; a malformed
- * table line is reported by its number and applies nowhere. */
+/* test_swap.c - the swap feature's decisions, through the load and launch
+ * hooks over the stub driver (tests/unit/stub_more.h), with a user table
+ * (GPUACCEL_KERNELS_EXTRA) whose replacements the stub library holds. A rule
+ * applies only to the code it lists: the kernel's module was loaded from an
+ * image that holds, under the kernel's name, code of an identity the rule
+ * names (code=). A namesake with the same parameters and other code keeps
+ * its own kernel, as do a kernel whose image the library never read, one whose
+ * module was unloaded, and one whose rule lists no code. Then the ABI: the
+ * replacement's parameter count, offsets and sizes must all match;
+ * GPUACCEL_KERNELS_DENY keeps a kernel; a replacement the driver refuses to
+ * launch gives way to the original, for good; grid=program keeps the
+ * program's configuration, grid=any takes the library's; a malformed table
+ * line is reported by its number and applies nowhere. */
 #include "check.h"
 #include "features/swap/swap.h"
 #include "stub_driver.h"
 #include "stub_more.h"
+#include "tracking/codeid.h"
 
 static ga_rt_t rt;
 static CUstream s;
 
-/* Lines 10-12 are malformed. */
-static const char table[] = "# user replacements (test_swap.c)\n"
-                            "_Z7swap_okPjj ga_t_ok grid=program\n"
-                            "_Z9swap_cntPjj ga_t_cnt grid=program\n"
-                            "_Z9swap_offPjj ga_t_off grid=program\n"
-                            "_Z10swap_sizePjj ga_t_size grid=program\n"
-                            "\n"
-                            "_Z10swap_denyPjj ga_t_deny grid=program # GPUACCEL_KERNELS_DENY\n"
-                            "_Z10swap_failPjj ga_t_fail grid=program\n"
-                            "_Z9swap_anyPjj ga_t_any grid=any\n"
-                            "_Z9swap_badPjj ga_t_bad grid=sideways\n"
-                            "_Z9swap_badPjj\n"
-                            "_Z9swap_badPjj ga_t_bad grid=any extra\n";
+/* PTX text holding a kernel(u32 *, u32) of each name, each running `body`. */
+static char *ptx(const char *const *names, const char *body)
+{
+    static char text[16][4096];
+    static int next;
+    char *t = text[next++ % 16];
+    int n = snprintf(t, 4096, ".version 8.0\n.target sm_90\n.address_size 64\n");
+    for (; *names; names++)
+        n += snprintf(t + n, 4096 - (size_t)n,
+                      "\n\t// .globl\t%s\n.visible .entry %s(\n\t.param .u64 %s_param_0,\n"
+                      "\t.param .u32 %s_param_1\n)\n{\n%s\tret;\n}\n",
+                      *names, *names, *names, *names, body);
+    return t;
+}
+
+static uint64_t id_of(const char *image, const char *name)
+{
+    uint64_t id = 0;
+    CHECK(ga_codeid_of(image, strlen(image), name, 0, &id));
+    return id;
+}
 
 /* An original (a module function) and its replacement in the library. */
 typedef struct pair {
     stub_kernel_t *orig, *repl;
 } pair_t;
 
-static pair_t pair(const char *orig, const char *repl)
+static pair_t pair(const char *orig, const char *repl, CUmodule m)
 {
-    return (pair_t){stub_kernel(orig, false), stub_kernel(repl, true)};
+    pair_t p = {stub_kernel(orig, false), stub_kernel(repl, true)};
+    p.orig->module = m;
+    return p;
 }
 
 /* The program launches k (grid 7, block 96) with value v: what ran? */
@@ -62,23 +78,65 @@ static bool swapped(pair_t p)
 static bool kept(pair_t p)
 {
     CUresult r;
+    int before = p.repl->attempts;
     launch(p.orig, 1, &r);
     const stub_run_t *run = launch(p.orig, 2, &r);
     return r == CUDA_SUCCESS && run->k == p.orig && run->grid[0] == 7 && run->arg[1] == 2 &&
-           p.repl->attempts == 0;
+           p.repl->attempts == before;
 }
 
-static void count_rule(void *arg, const char *orig, const char *repl, bool any)
+static void count_rule(void *arg, const ga_swap_rule_t *r)
 {
-    (void)orig, (void)repl;
     ((int *)arg)[0]++;
-    ((int *)arg)[1] += any;
+    ((int *)arg)[1] += r->any_grid;
+    ((int *)arg)[2] += (int)r->ncodes;
 }
+
+enum { BAD_LINE = 13 }; /* the table's first malformed line */
 
 int main(void)
 {
     stub_runtime(&rt);
     s = (CUstream)&stub_streams[0];
+    static const char *const names[] = {
+        "_Z7swap_okPjj",   "_Z9swap_cntPjj",  "_Z9swap_offPjj", "_Z10swap_sizePjj",
+        "_Z10swap_denyPjj", "_Z10swap_failPjj", "_Z9swap_anyPjj", "_Z9swap_badPjj",
+        "_Z12swap_nocodePjj", NULL};
+    static const char *const unl[] = {"_Z9swap_unlPjj", NULL};
+    static const char *const ok_only[] = {"_Z7swap_okPjj", NULL};
+    /* The code the replacements were verified against, and a namesake of
+     * _Z7swap_ok with the same parameters doing other arithmetic. */
+    const char *image = ptx(names, ""), *image_u = ptx(unl, "");
+    const char *other = ptx(ok_only, "\tadd.u32 %r1, %r1, 1;\n");
+    uint64_t ok_id = id_of(image, "_Z7swap_okPjj");
+    CHECK(id_of(other, "_Z7swap_okPjj") != ok_id);
+
+    static char table[8192];
+    int n = 0;
+    n += snprintf(table + n, sizeof table - (size_t)n, "# user replacements (test_swap.c)\n");
+    static const char *const rows[][2] = {
+        {"_Z7swap_okPjj", "ga_t_ok grid=program"},     {"_Z9swap_cntPjj", "ga_t_cnt grid=program"},
+        {"_Z9swap_offPjj", "ga_t_off grid=program"},   {"_Z10swap_sizePjj", "ga_t_size grid=program"},
+        {"_Z10swap_denyPjj", "ga_t_deny grid=program"}, {"_Z10swap_failPjj", "ga_t_fail grid=program"},
+        {"_Z9swap_anyPjj", "ga_t_any grid=any"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) /* lines 2-8 */
+        n += snprintf(table + n, sizeof table - (size_t)n, "%s %s code=%016llx\n", rows[i][0],
+                      rows[i][1], (unsigned long long)id_of(image, rows[i][0]));
+    n += snprintf(table + n, sizeof table - (size_t)n, /* line 9: two codes, the second right */
+                  "_Z9swap_unlPjj ga_t_unl grid=program code=0123456789abcdef code=%016llX\n",
+                  (unsigned long long)id_of(image_u, "_Z9swap_unlPjj"));
+    n += snprintf(table + n, sizeof table - (size_t)n,
+                  "_Z12swap_nocodePjj ga_t_nocode grid=program # no code: never applies\n"
+                  "\n"
+                  "# malformed:\n"
+                  "_Z9swap_badPjj ga_t_bad grid=sideways code=%016llx\n"
+                  "_Z9swap_badPjj\n"
+                  "_Z9swap_badPjj ga_t_bad grid=any extra\n"
+                  "_Z9swap_badPjj ga_t_bad grid=any code=12345\n"
+                  "_Z9swap_badPjj ga_t_bad grid=any code=0123456789abcdeg\n",
+                  (unsigned long long)id_of(image, "_Z9swap_badPjj"));
+
     static char extra[160];
     snprintf(extra, sizeof extra, "%s:%s", stub_file(0, "not really a fatbin"),
              stub_file(1, table));
@@ -86,22 +144,51 @@ int main(void)
     rt.cfg.kernels_extra = extra;
     rt.cfg.kernels_deny = "*deny*";
     stub_log_capture();
-    pair_t ok = pair("_Z7swap_okPjj", "ga_t_ok");
-    pair_t cnt = pair("_Z9swap_cntPjj", "ga_t_cnt");
-    pair_t off = pair("_Z9swap_offPjj", "ga_t_off");
-    pair_t size = pair("_Z10swap_sizePjj", "ga_t_size");
-    pair_t deny = pair("_Z10swap_denyPjj", "ga_t_deny");
-    pair_t fail = pair("_Z10swap_failPjj", "ga_t_fail");
-    pair_t any = pair("_Z9swap_anyPjj", "ga_t_any");
-    pair_t bad = pair("_Z9swap_badPjj", "ga_t_bad");
+    stub_start(&rt); /* reads the tables */
+
+    /* The program loads its code: the library reads each image for the
+     * tables' names. */
+    CUmodule m = stub_load(&rt, image), m_other = stub_load(&rt, other);
+    CUmodule m_u = stub_load(&rt, image_u);
+    CHECK(m && m_other && m_u && m != m_other);
+    static int never_read; /* a module loaded from a file: its image never seen */
+    pair_t ok = pair("_Z7swap_okPjj", "ga_t_ok", m);
+    pair_t cnt = pair("_Z9swap_cntPjj", "ga_t_cnt", m);
+    pair_t off = pair("_Z9swap_offPjj", "ga_t_off", m);
+    pair_t size = pair("_Z10swap_sizePjj", "ga_t_size", m);
+    pair_t deny = pair("_Z10swap_denyPjj", "ga_t_deny", m);
+    pair_t fail = pair("_Z10swap_failPjj", "ga_t_fail", m);
+    pair_t any = pair("_Z9swap_anyPjj", "ga_t_any", m);
+    pair_t bad = pair("_Z9swap_badPjj", "ga_t_bad", m);
+    pair_t nocode = pair("_Z12swap_nocodePjj", "ga_t_nocode", m);
+    pair_t unload = pair("_Z9swap_unlPjj", "ga_t_unl", m_u);
+    pair_t namesake = {stub_kernel("_Z7swap_okPjj", false), ok.repl};
+    namesake.orig->module = m_other;
+    pair_t unseen = {stub_kernel("_Z7swap_okPjj", false), ok.repl};
+    unseen.orig->module = (CUmodule)&never_read;
     cnt.repl->nparams = 3, cnt.repl->offset[2] = 12, cnt.repl->size[2] = 4;
     off.repl->offset[1] = 12;
     size.repl->size[1] = 8;
     fail.repl->fail_launch = true;
-    stub_start(&rt); /* reads the tables */
+
+    /* the code: the verified one swapped; a namesake with equal parameters and
+     * other code, code never read, and a rule without code kept */
+    CHECK(swapped(ok));
+    CHECK(kept(namesake));
+    CHECK(kept(unseen));
+    CHECK(kept(nocode));
+    CHECK(swapped(ok)); /* the namesake changed nothing for the verified code */
+
+    /* the module unloaded: its identities go with it; loaded again, they are back */
+    CHECK(swapped(unload));
+    CHECK(ga_hook_module_unload(&rt, GA_ID_cuModuleUnload, m_u) == CUDA_SUCCESS);
+    CHECK(kept(unload));
+    pair_t reloaded = {stub_kernel("_Z9swap_unlPjj", false), unload.repl};
+    reloaded.orig->module = stub_load(&rt, image_u);
+    CHECK(reloaded.orig->module && reloaded.orig->module != m_u);
+    CHECK(swapped(reloaded));
 
     /* the ABI: identical, or left alone */
-    CHECK(swapped(ok));
     CHECK(kept(cnt));
     CHECK(kept(off));
     CHECK(kept(size));
@@ -122,14 +209,16 @@ int main(void)
           run->grid[0] == STUB_SMS * STUB_PER_SM && run->block[0] == 256);
 
     /* malformed lines: each named, none applied */
-    char at[3][200];
-    for (int i = 0; i < 3; i++)
-        snprintf(at[i], sizeof at[i], "%s:%d: expected", stub_paths[1], 10 + i);
-    CHECK(stub_logged(at[0]) && stub_logged(at[1]) && stub_logged(at[2]));
+    for (int i = 0; i < 5; i++) {
+        char at[200];
+        snprintf(at, sizeof at, "%s:%d: expected '<original> <replacement> "
+                 "grid=program|grid=any code=<16 hex digits>...'", stub_paths[1], BAD_LINE + i);
+        CHECK(stub_logged(at));
+    }
     CHECK(kept(bad));
-    int rules[2] = {0, 0};
-    CHECK(ga_swap_parse_table(table, sizeof table - 1, "t", count_rule, rules) == 7 &&
-          rules[0] == 7 && rules[1] == 1);
+    int rules[3] = {0, 0, 0};
+    CHECK(ga_swap_parse_table(table, strlen(table), "t", count_rule, rules) == 9 &&
+          rules[0] == 9 && rules[1] == 1 && rules[2] == 9);
     stub_files_remove();
     return check_done("test_swap");
 }

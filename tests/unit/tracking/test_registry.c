@@ -1,5 +1,6 @@
 /* test_registry.c - kernel names and parameter layouts for CUfunction and
- * CUkernel handles over a stub driver, cached, and forgotten on unload. */
+ * CUkernel handles over a stub driver, cached, and forgotten on unload and
+ * (module kernels) when a context goes. */
 #include <string.h>
 
 #include "check.h"
@@ -93,5 +94,14 @@ int main(void)
     CHECK(x2 && x2 != x && calls > before); /* resolved afresh */
     ga_registry_forget_owner(&lib_b);
     CHECK(ga_registry_count() == 2);
+
+    /* A context destroyed: its modules' kernels go (their handles may come back
+     * as another module's), a library's stay. */
+    const ga_kernel_t *y2 = ga_kernel_info(&rt, (CUfunction)&kern_y);
+    CHECK(y2 && y2 != y && ga_registry_count() == 3);
+    ga_registry_forget_modules();
+    CHECK(ga_registry_count() == 1);
+    CHECK(ga_kernel_info(&rt, (CUfunction)&kern_y) == y2);
+    CHECK(ga_kernel_info(&rt, (CUfunction)&func_x) != x2);
     return check_done("test_registry");
 }

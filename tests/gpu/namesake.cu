@@ -1,0 +1,225 @@
+// namesake.cu - a program with kernels named like every original in the
+// library's replacement table (kernels/table.txt: the bundled prover's
+// kernels), with the same parameter types, so the same mangled names and
+// parameter layouts, but other arithmetic. Nothing may replace them: each is
+// launched three times (the library decides at a handle's second launch) and
+// every value checked against the host. Buffers are sized as the prover's
+// kernels would index them, so a wrong replacement gives wrong values, not a
+// fault. Prints "namesake ok=1", or what differed and "namesake ok=0" (exit 1).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "check.cuh"
+
+__global__ void ntt_layer(uint32_t *data, uint32_t n, uint32_t half, uint32_t root)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] = data[i] * root + half;
+}
+
+__global__ void coset_shift(uint32_t *data, uint32_t n, uint32_t shift)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] ^= shift * i;
+}
+
+__global__ void scale(uint32_t *data, uint32_t n, uint32_t factor)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] = data[i] * factor + 1;
+}
+
+__global__ void bit_reverse(uint32_t *data, uint32_t n, uint32_t log_n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        data[i] = (data[i] << log_n) | (data[i] >> (32u - log_n));
+}
+
+__global__ void hash_leaves(const uint32_t *data, uint32_t *digests, uint32_t rows,
+                            uint32_t width, uint32_t stride)
+{
+    uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows)
+        return;
+    for (uint32_t d = 0; d < 8; d++) {
+        uint32_t acc = 0;
+        for (uint32_t c = 0; c < width; c++)
+            acc += data[r + c * stride] * (d + c + 1);
+        digests[(size_t)r * 8 + d] = acc;
+    }
+}
+
+__global__ void hash_nodes(const uint32_t *children, uint32_t *parents, uint32_t count)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    for (uint32_t d = 0; d < 8; d++)
+        parents[(size_t)i * 8 + d] = children[(size_t)i * 16 + d] * 3 + children[(size_t)i * 16 + 8 + d];
+}
+
+__global__ void combine_columns(const uint32_t *lde, uint32_t *out, uint32_t n, uint32_t cols,
+                                uint32_t alpha)
+{
+    uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    uint32_t acc = 0;
+    for (uint32_t c = 0; c < cols; c++)
+        acc += lde[(size_t)c * n + k] * (alpha + c);
+    out[k] = acc;
+}
+
+__global__ void fri_fold(const uint32_t *in, uint32_t *out, uint32_t half, uint32_t beta,
+                         uint32_t shift_inv, uint32_t omega_inv)
+{
+    uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < half)
+        out[j] = in[j] + in[j + half] * beta + shift_inv - omega_inv * j;
+}
+
+static const uint32_t LOG_N = 14, N = 1u << LOG_N, ROWS = N / 8, WIDTH = 8, COLS = 4;
+static const int ROUNDS = 3;
+static int ok = 1;
+
+static std::vector<uint32_t> pattern(size_t n, uint32_t salt)
+{
+    std::vector<uint32_t> v(n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (uint32_t)(i * 2654435761u) ^ (salt * 0x9e3779b9u) ^ (uint32_t)(i >> 3);
+    return v;
+}
+
+static uint32_t *upload(const std::vector<uint32_t> &v)
+{
+    uint32_t *d;
+    CK(cudaMalloc(&d, v.size() * 4));
+    CK(cudaMemcpy(d, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+    return d;
+}
+
+// The device's words against the host's: the first difference is reported.
+static void compare(const char *kernel, int round, const uint32_t *dev,
+                    const std::vector<uint32_t> &want)
+{
+    std::vector<uint32_t> got(want.size());
+    CK(cudaMemcpy(got.data(), dev, want.size() * 4, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < want.size(); i++)
+        if (got[i] != want[i]) {
+            printf("namesake: %s launch %d: word %zu is %u, the host says %u\n", kernel,
+                   round + 1, i, got[i], want[i]);
+            ok = 0;
+            return;
+        }
+}
+
+static dim3 grid_for(uint32_t threads)
+{
+    return dim3((threads + 255) / 256);
+}
+
+int main()
+{
+    skip_without_gpu();
+    // In place: data[i] for i < N, three launches in a row.
+    {
+        std::vector<uint32_t> h = pattern(N, 1);
+        uint32_t *d = upload(h);
+        for (int r = 0; r < ROUNDS; r++) {
+            ntt_layer<<<grid_for(N), 256>>>(d, N, N / 2, 5 + r);
+            for (uint32_t i = 0; i < N; i++)
+                h[i] = h[i] * (5 + r) + N / 2;
+            compare("ntt_layer", r, d, h);
+        }
+        for (int r = 0; r < ROUNDS; r++) {
+            coset_shift<<<grid_for(N), 256>>>(d, N, 7 + r);
+            for (uint32_t i = 0; i < N; i++)
+                h[i] ^= (7 + r) * i;
+            compare("coset_shift", r, d, h);
+        }
+        for (int r = 0; r < ROUNDS; r++) {
+            scale<<<grid_for(N), 256>>>(d, N, 3 + r);
+            for (uint32_t i = 0; i < N; i++)
+                h[i] = h[i] * (3 + r) + 1;
+            compare("scale", r, d, h);
+        }
+        for (int r = 0; r < ROUNDS; r++) {
+            bit_reverse<<<grid_for(N), 256>>>(d, N, LOG_N);
+            for (uint32_t i = 0; i < N; i++)
+                h[i] = (h[i] << LOG_N) | (h[i] >> (32 - LOG_N));
+            compare("bit_reverse", r, d, h);
+        }
+        CK(cudaFree(d));
+    }
+    // From one array to another.
+    {
+        std::vector<uint32_t> in = pattern((size_t)ROWS * WIDTH, 2), want((size_t)ROWS * 8);
+        for (uint32_t r = 0; r < ROWS; r++)
+            for (uint32_t d = 0; d < 8; d++) {
+                uint32_t acc = 0;
+                for (uint32_t c = 0; c < WIDTH; c++)
+                    acc += in[r + c * ROWS] * (d + c + 1);
+                want[(size_t)r * 8 + d] = acc;
+            }
+        uint32_t *din = upload(in), *dout = upload(std::vector<uint32_t>(want.size()));
+        for (int r = 0; r < ROUNDS; r++) {
+            hash_leaves<<<grid_for(ROWS), 256>>>(din, dout, ROWS, WIDTH, ROWS);
+            compare("hash_leaves", r, dout, want);
+        }
+        CK(cudaFree(din));
+        CK(cudaFree(dout));
+    }
+    {
+        const uint32_t count = N / 16;
+        std::vector<uint32_t> in = pattern((size_t)count * 16, 3), want((size_t)count * 8);
+        for (uint32_t i = 0; i < count; i++)
+            for (uint32_t d = 0; d < 8; d++)
+                want[(size_t)i * 8 + d] = in[(size_t)i * 16 + d] * 3 + in[(size_t)i * 16 + 8 + d];
+        uint32_t *din = upload(in), *dout = upload(std::vector<uint32_t>(want.size()));
+        for (int r = 0; r < ROUNDS; r++) {
+            hash_nodes<<<grid_for(count), 256>>>(din, dout, count);
+            compare("hash_nodes", r, dout, want);
+        }
+        CK(cudaFree(din));
+        CK(cudaFree(dout));
+    }
+    {
+        std::vector<uint32_t> lde = pattern((size_t)N * COLS, 4), want(N);
+        for (uint32_t k = 0; k < N; k++) {
+            uint32_t acc = 0;
+            for (uint32_t c = 0; c < COLS; c++)
+                acc += lde[(size_t)c * N + k] * (11 + c);
+            want[k] = acc;
+        }
+        uint32_t *din = upload(lde), *dout = upload(std::vector<uint32_t>(N));
+        for (int r = 0; r < ROUNDS; r++) {
+            combine_columns<<<grid_for(N), 256>>>(din, dout, N, COLS, 11);
+            compare("combine_columns", r, dout, want);
+        }
+        CK(cudaFree(din));
+        CK(cudaFree(dout));
+    }
+    {
+        const uint32_t half = N / 2;
+        std::vector<uint32_t> in = pattern(N, 5), want(half);
+        for (uint32_t j = 0; j < half; j++)
+            want[j] = in[j] + in[j + half] * 13 + 17 - 19 * j;
+        uint32_t *din = upload(in), *dout = upload(std::vector<uint32_t>(half));
+        for (int r = 0; r < ROUNDS; r++) {
+            fri_fold<<<grid_for(half), 256>>>(din, dout, half, 13, 17, 19);
+            compare("fri_fold", r, dout, want);
+        }
+        CK(cudaFree(din));
+        CK(cudaFree(dout));
+    }
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    printf("namesake ok=%d\n", ok);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,120 @@
+/* namesake_prog.c - a program with kernels named like every row of the
+ * shipped replacement table (same mangled names, same parameters), loaded
+ * from IMAGE, run three times each on the same data; prints one line per
+ * kernel with a checksum of what it wrote. Run against the fake driver
+ * (tests/fake), which gives the kernels of IMAGE the arithmetic IMAGE says:
+ * compared with its native output, a replacement the library should not have
+ * launched shows as another checksum. Links -lcuda.
+ *
+ * usage: namesake_prog IMAGE [data|fatbin|library]
+ *   data     cuModuleLoadData (the default)
+ *   fatbin   cuModuleLoadFatBinary (IMAGE is a fatbin)
+ *   library  cuLibraryLoadData and cuLibraryGetKernel, as cudart loads */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(call)                                                                          \
+    do {                                                                                  \
+        CUresult r_ = (call);                                                             \
+        if (r_ != CUDA_SUCCESS) {                                                         \
+            fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, #call, (int)r_);       \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+
+enum { N = 1000 };
+
+/* Each shipped row's original: its name, and whether it reads one array and
+ * writes another (else it works in place), then its 32-bit parameters. */
+static const struct {
+    const char *name;
+    int two_arrays, words;
+} kernels[] = {
+    {"_Z9ntt_layerPjjjj", 0, 3},         {"_Z11coset_shiftPjjj", 0, 2},
+    {"_Z5scalePjjj", 0, 2},              {"_Z11bit_reversePjjj", 0, 2},
+    {"_Z11hash_leavesPKjPjjjj", 1, 3},   {"_Z10hash_nodesPKjPjj", 1, 1},
+    {"_Z15combine_columnsPKjPjjjj", 1, 3}, {"_Z8fri_foldPKjPjjjjj", 1, 4},
+};
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0, got;
+    char *b = malloc(cap);
+    while (b && (got = fread(b + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) == cap - 1)
+            b = realloc(b, cap *= 2);
+    fclose(f);
+    if (b)
+        b[n] = '\0';
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fprintf(stderr, "usage: %s IMAGE [data|fatbin|library]\n", argv[0]), 2;
+    const char *how = argc > 2 ? argv[2] : "data";
+    char *image = read_all(argv[1]);
+    if (!image)
+        return fprintf(stderr, "%s: cannot read %s\n", argv[0], argv[1]), 2;
+    CUdevice dev;
+    CUcontext ctx;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CUmodule mod = NULL;
+    CUlibrary lib = NULL;
+    if (!strcmp(how, "library"))
+        CK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    else if (!strcmp(how, "fatbin"))
+        CK(cuModuleLoadFatBinary(&mod, image));
+    else
+        CK(cuModuleLoadData(&mod, image));
+    CUdeviceptr in, out;
+    CK(cuMemAlloc(&in, N * 4));
+    CK(cuMemAlloc(&out, N * 4));
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        CUfunction f;
+        if (lib) {
+            CUkernel kern;
+            CK(cuLibraryGetKernel(&kern, lib, kernels[k].name));
+            f = (CUfunction)kern;
+        } else {
+            CK(cuModuleGetFunction(&f, mod, kernels[k].name));
+        }
+        uint32_t host[N];
+        for (uint32_t i = 0; i < N; i++)
+            host[i] = i * 2654435761u + (uint32_t)k;
+        CK(cuMemcpyHtoD(in, host, sizeof host));
+        CK(cuMemcpyHtoD(out, host, sizeof host));
+        uint32_t words[4] = {N, 7 + (uint32_t)k, 11, 13};
+        void *args[6];
+        unsigned a = 0;
+        args[a++] = &in;
+        if (kernels[k].two_arrays)
+            args[a++] = &out;
+        for (int w = 0; w < kernels[k].words; w++)
+            args[a++] = &words[w];
+        /* three launches: the first of a handle always runs as made */
+        for (int round = 0; round < 3; round++)
+            CK(cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL));
+        CK(cuMemcpyDtoH(host, kernels[k].two_arrays ? out : in, sizeof host));
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < N; i++)
+            sum = sum * 1000003u + host[i];
+        printf("%s sum=%016llx\n", kernels[k].name, (unsigned long long)sum);
+    }
+    CK(cuMemFree(in));
+    CK(cuMemFree(out));
+    if (mod)
+        CK(cuModuleUnload(mod));
+    free(image);
+    return 0;
+}
