@@ -10,7 +10,7 @@ setup() { setup_fake; }
 
 # The features under test and the number each reports as served, from the
 # GPUACCEL_LOG=info exit report on stdin. kernels and tune are left out here:
-# they act on named kernels (tests/bats/kernels.bats and the tune tests).
+# they act on named kernels (tests/bats/namesake.bats and the tune tests).
 FEATURES="pool async_pool streams lazy_sync graphs coalesce staging pinned"
 
 served() { # FEATURE < report
