@@ -60,10 +60,16 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES]);
 
 /* Out of memory: every feature holding memory of that kind gives it back;
  * true if any did (the caller then retries once). Unlike a served event, all
- * are asked: one cache's memory alone may not be enough. */
+ * are asked: one cache's memory alone may not be enough. A wait a feature
+ * deferred is paid first: until it is, a stream-ordered free the program
+ * synchronized may not have run, and its memory is neither the driver's nor
+ * a cache's to give (the retry then follows whatever was given). */
 static inline bool ga_reclaim(const ga_rt_t *rt, bool host)
 {
     bool any = false;
+    for (unsigned i_ = 0; i_ < ga_d.n_gate; i_++)
+        if (ga_d.gate_of[i_]->settle && ga_d.gate_of[i_]->settle(rt) == CUDA_SUCCESS)
+            any = true;
     for (unsigned i_ = 0; i_ < ga_d.n_reclaim; i_++)
         any |= ga_d.reclaim[i_](rt, host);
     return any;

@@ -215,7 +215,7 @@ other_stubs() { # what compare_other_programs runs
 
 @test "hostmem.sh: passes on the stub; a check line dropped fails it" {
     body="$(lines 'async threads ok=1' 'async captured ok=1' 'pinned fence ok=1' 'pinned mapped ok=1' 'stream churn ok=1')
-[ \$LIB = 0 ] || echo 'gpuaccel: async_pool: the default memory pool keeps its memory
+[ \$LIB = 0 ] || echo 'gpuaccel: async_pool: 3 of 3 stream-ordered allocations from a pool keeping up to 1024 MiB
 gpuaccel: pinned: 4 of 6 page-locked allocations served from the cache
 gpuaccel: streams: 9 of 10 stream creations served from kept streams' >&2"
     stub "$B/tests/gpu/hostmem_test" "$body"

@@ -43,9 +43,13 @@ typedef struct pool_rec {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pool_rec_t pools[MAX_POOLS]; /* under lock */
 static unsigned n_pools;            /* under lock */
-/* Per device ordinal: its default pool was looked at (raised or left). Read
- * without the lock on every stream-ordered allocation; set once. */
-static _Atomic bool dev_done[MAX_DEVICES];
+/* Per device ordinal, read without the lock on every stream-ordered
+ * allocation: 0 its default pool not looked at yet, 1 a thread is looking
+ * (others go on: their allocation may come before the raise), 2 looked at
+ * (raised or left). One thread at a time looks, so two first allocations on
+ * two threads cannot undo each other's reading of the threshold. */
+enum { DEV_UNSEEN, DEV_LOOKING, DEV_DONE };
+static _Atomic unsigned char dev_state[MAX_DEVICES];
 /* Per device ordinal: its default pool keeps memory because of us (counted). */
 static _Atomic bool dev_raised[MAX_DEVICES];
 static _Atomic uint64_t kept, asked; /* stream-ordered allocations: from a raised pool, all */
@@ -165,9 +169,11 @@ static void async_pool_begin(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, b
     }
     if (dev < 0 || dev >= MAX_DEVICES)
         return;
-    if (!atomic_load_explicit(&dev_done[dev], memory_order_acquire)) {
+    unsigned char unseen = DEV_UNSEEN;
+    if (atomic_load_explicit(&dev_state[dev], memory_order_acquire) == DEV_UNSEEN &&
+        atomic_compare_exchange_strong(&dev_state[dev], &unseen, DEV_LOOKING)) {
         raise_default(rt, dev);
-        atomic_store_explicit(&dev_done[dev], true, memory_order_release);
+        atomic_store_explicit(&dev_state[dev], DEV_DONE, memory_order_release);
     }
     atomic_fetch_add_explicit(&asked, 1, memory_order_relaxed);
     if (atomic_load_explicit(&dev_raised[dev], memory_order_relaxed))
@@ -255,15 +261,17 @@ static size_t async_pool_held_free(CUcontext ctx)
 static void async_pool_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     (void)rt, (void)ctx;
-    for (unsigned d = 0; d < MAX_DEVICES; d++)
-        atomic_store_explicit(&dev_done[d], false, memory_order_release);
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        unsigned char done = DEV_DONE; /* one being looked at is left to its looker */
+        atomic_compare_exchange_strong(&dev_state[d], &done, DEV_UNSEEN);
+    }
 }
 
 static void fork_child(void)
 {
     n_pools = 0;
     for (unsigned d = 0; d < MAX_DEVICES; d++) {
-        atomic_store_explicit(&dev_done[d], false, memory_order_relaxed);
+        atomic_store_explicit(&dev_state[d], DEV_UNSEEN, memory_order_relaxed);
         atomic_store_explicit(&dev_raised[d], false, memory_order_relaxed);
     }
 }
