@@ -22,10 +22,13 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
 {
     CUresult r;
     ga_hooks_plain_before(rt, true, true, GA_NOSTREAM);
-    if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r)) {
-        r = driver_alloc(rt, id, pp, bytesize, Flags);
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && ga_reclaim(rt, true))
+    /* What features hold gives way before the driver's error is final, served
+     * or not; then the program's allocation once more. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r))
             r = driver_alloc(rt, id, pp, bytesize, Flags);
+        if (r != CUDA_ERROR_OUT_OF_MEMORY || pass || !ga_reclaim(rt, true))
+            break;
     }
     ga_debug("host alloc: %zu bytes, flags %#x%s: %s %p", bytesize, Flags & ~GA_HOSTALLOC_LEGACY,
              Flags & GA_HOSTALLOC_LEGACY ? " (cuMemAllocHost)" : "", r ? "error" : "at",

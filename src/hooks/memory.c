@@ -15,19 +15,25 @@ static uint64_t since(uint64_t t0)
     return t0 ? ga_now_ns() - t0 : 0;
 }
 
+/* One allocation: a feature's answer (which may come from the driver), else
+ * the driver's own, errors included. */
+static CUresult alloc_once(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
+{
+    CUresult r;
+    if (!GA_SERVE(alloc, rt, id, dptr, bytesize, &r))
+        r = GA_REAL(rt, id, cuMemAlloc_v2)(dptr, bytesize);
+    return r;
+}
+
 CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
 {
-    __typeof__(&cuMemAlloc_v2) real = GA_REAL(rt, id, cuMemAlloc_v2);
     uint64_t t0 = ga_hooks_t0();
-    CUresult r;
     ga_work_begin(rt, true);
-    if (!GA_SERVE(alloc, rt, id, dptr, bytesize, &r)) {
-        r = real(dptr, bytesize); /* the driver's own answer, errors included */
-        /* Memory a feature holds gives way before the driver's error is final
-         * (also after a fault, when nothing is served). */
-        if (r == CUDA_ERROR_OUT_OF_MEMORY && ga_reclaim(rt, false))
-            r = real(dptr, bytesize);
-    }
+    CUresult r = alloc_once(rt, id, dptr, bytesize);
+    /* Memory features hold, and waits they deferred, give way before the
+     * driver's error is final (also after a fault), served or not. */
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && ga_reclaim(rt, false))
+        r = alloc_once(rt, id, dptr, bytesize);
     ga_work_end(rt, r, GA_NOSTREAM, false, true);
     GA_EACH(alloc_done, rt, r == CUDA_SUCCESS && dptr ? *dptr : 0, bytesize, since(t0), r);
     return r;

@@ -1218,11 +1218,17 @@ static bool src_is_device(const ga_rt_t *rt, CUdeviceptr src)
  * allocation in one generation (a 4 MiB fill and one thread's copy cost more
  * than the driver's copy: 462 us against 358). Either fills only into
  * page-locked memory a free slot has, until the third read (begin_fill). */
-enum { LARGE_FIRST = 1 << 20, LARGE_SHARE = 8 };
+enum { LARGE_FIRST = 1 << 20, LARGE_SHARE = 8, LARGE_MAX = 4 << 20 };
+/* Above LARGE_MAX a read is left alone: a copy that large runs near the
+ * link's bandwidth through staging's threads (or the driver's own), while a
+ * window serves it with one thread's memcpy after a fill that copies it twice.
+ * Measured on an H200 (stwo-gpu's commitment at 2^20, whose decommitment
+ * copies whole 8 MiB columns and 32-64 MiB Merkle layers again and again):
+ * coalescing alone took 0.65x native's time per proof. */
 static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                        CUresult *r)
 {
-    if (n > budget(rt) / LARGE_SHARE)
+    if (n > LARGE_MAX || n > budget(rt) / LARGE_SHARE)
         return false;
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     return fill_and_serve(rt, id, dst, src, n, n <= LARGE_FIRST ? 1 : 2, r);
