@@ -28,7 +28,9 @@ bool ga_parse_bool(const char *s, bool *out)
     return false;
 }
 
-/* A decimal count with an optional binary suffix: 4096, 64K, 1.5G is refused. */
+/* A decimal count with an optional binary suffix (K, M, G, T; KiB and KB
+ * alike mean 1024): 4096, 64K, 50GB, and with a suffix a fraction: 1.5G is
+ * 1.5 x 2^30 bytes, rounded down to a whole byte. */
 bool ga_parse_size(const char *s, uint64_t *out)
 {
     if (!isdigit((unsigned char)*s))
@@ -38,6 +40,12 @@ bool ga_parse_size(const char *s, uint64_t *out)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno)
         return false;
+    uint64_t frac = 0, scale = 1; /* the fraction's digits, over scale */
+    if (*end == '.' && isdigit((unsigned char)end[1])) {
+        for (end++; isdigit((unsigned char)*end); end++)
+            if (scale < 1000) /* three digits: (frac << 40) / scale stays in 64 bits */
+                frac = frac * 10 + (uint64_t)(*end - '0'), scale *= 10;
+    }
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
     case 'K': shift = 10; end++; break;
@@ -50,9 +58,9 @@ bool ga_parse_size(const char *s, uint64_t *out)
         end++;
     if (shift && (*end == 'B' || *end == 'b'))
         end++;
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return false;
-    *out = (uint64_t)v << shift;
+    if (*end || (scale > 1 && !shift) || (shift && v >= (UINT64_MAX >> shift)))
+        return false; /* a fraction of a byte means nothing */
+    *out = ((uint64_t)v << shift) + (frac << shift) / scale;
     return true;
 }
 
@@ -95,8 +103,8 @@ bool ga_parse_limit(const char *s, ga_limit_t *out)
     uint64_t bytes;
     if (!ga_parse_size(s, &bytes))
         return false;
-    if (!bytes) /* not "unlimited": 100% says that */
-        return false;
+    /* 0: keep nothing (every free goes to the driver), as a size limit of 0
+     * says for page-locked memory; 100% says "all of the device". */
     *out = (ga_limit_t){.bytes = bytes, .percent = 0};
     return true;
 }
@@ -234,7 +242,8 @@ static void file_load(ga_config_t *cfg, const ga_config_src_t *src, file_vals_t 
     cfg->file_text = ga_read_file(path, 1 << 20, &len);
     if (!cfg->file_text) {
         problemf(src, "GPUACCEL_CONFIG", "GPUACCEL_CONFIG=%s: cannot read the file (%s); "
-                 "no settings taken from it", path, errno ? strerror(errno) : "too large");
+                 "no settings taken from it", path,
+                 errno == EFBIG ? "larger than 1 MiB" : errno ? strerror(errno) : "unreadable");
         return;
     }
     f->path = path;
@@ -320,7 +329,8 @@ static void check_size_units(const ga_config_src_t *src, const char *const raw[G
         size_t dl = strlen(def);
         uint64_t bytes;
         if (!v || ga_config_docs[i].type != GA_TYPE_SIZE || !dl || isdigit((unsigned char)def[dl - 1]) ||
-            strspn(v, "0123456789") != strlen(v) || !ga_parse_size(v, &bytes) || bytes >= 1024)
+            strspn(v, "0123456789") != strlen(v) || !ga_parse_size(v, &bytes) || bytes >= 1024 ||
+            bytes == 0) /* 0 is 0 in any unit */
             continue;
         problemf(src, ga_config_docs[i].name, "%s=%s means %s bytes (the default is %s); write "
                  "%sK for kibibytes", ga_config_docs[i].name, v, v, def, v);
@@ -359,21 +369,6 @@ static void check_wants(const ga_config_t *cfg, const ga_config_src_t *src,
 #undef GA_CONFIG_WANT
 }
 
-/* A limit of 0 limits nothing a user means: the default instead, and how to
- * say "all of it" or "off". */
-static void check_zero_limits(const ga_config_src_t *src, const char *raw[GA_CFG_N])
-{
-    for (unsigned i = 0; i < GA_CFG_N; i++) {
-        uint64_t zero;
-        const ga_config_doc_t *d = &ga_config_docs[i];
-        if (d->type != GA_TYPE_LIMIT || !raw[i] || !ga_parse_size(raw[i], &zero) || zero != 0)
-            continue;
-        problemf(src, d->name, "%s=%s is not a limit: write 100%% for all of device memory, or "
-                 "%s=0 to turn it off; using the default", d->name, raw[i], d->needs);
-        raw[i] = NULL;
-    }
-}
-
 /* ---- the loader ------------------------------------------------------------------- */
 
 static const char *raw_value(const ga_config_src_t *src, const file_vals_t *f, unsigned i)
@@ -390,7 +385,6 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
     const char *raw[GA_CFG_N];
     for (unsigned i = 0; i < GA_CFG_N; i++)
         raw[i] = cfg->raw[i] = raw_value(src, &f, i);
-    check_zero_limits(src, raw);
 #define GA_CONFIG_LOAD(var, type, field, def, needs, help)                                  \
     {                                                                                       \
         bool ok_ = GA_PARSER_##type(def, &cfg->field);                                      \
@@ -481,7 +475,7 @@ static const char *fmt_uint(unsigned v, char *buf, size_t len)
 }
 static const char *fmt_limit(ga_limit_t l, char *buf, size_t len)
 {
-    if (l.bytes)
+    if (l.bytes || !l.percent)
         return fmt_size(l.bytes, buf, len);
     snprintf(buf, len, "%u%%", l.percent);
     return buf;

@@ -3,13 +3,19 @@
 #include "core/textfile.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "core/log.h"
 
 char *ga_read_file(const char *path, size_t max, size_t *len)
 {
+    struct stat st;
+    /* Say why in errno: fopen takes a directory, and its size is no answer. */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return errno = EISDIR, NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
@@ -21,8 +27,10 @@ char *ga_read_file(const char *path, size_t max, size_t *len)
         buf[n] = '\0';
         *len = (size_t)n;
     } else {
+        int why = n >= 0 && (size_t)n > max ? EFBIG : errno ? errno : EIO;
         free(buf);
         buf = NULL;
+        errno = why;
     }
     fclose(f);
     return buf;

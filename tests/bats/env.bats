@@ -22,7 +22,7 @@ check_bad() { # VAR VALUE EXPECTED-WORDS
 @test "GPUACCEL_POOL_LIMIT=lots" { check_bad GPUACCEL_POOL_LIMIT lots "a byte count"; }
 @test "GPUACCEL_POOL_LIMIT=150%" { check_bad GPUACCEL_POOL_LIMIT 150% "a byte count"; }
 @test "GPUACCEL_COALESCE_WINDOW=-5" { check_bad GPUACCEL_COALESCE_WINDOW -5 "a byte count"; }
-@test "GPUACCEL_COALESCE_MAX=1.5K" { check_bad GPUACCEL_COALESCE_MAX 1.5K "a byte count"; }
+@test "GPUACCEL_COALESCE_MAX=1.5Q" { check_bad GPUACCEL_COALESCE_MAX 1.5Q "a byte count"; }
 @test "GPUACCEL_GRAPH_MIN=five" { check_bad GPUACCEL_GRAPH_MIN five "a whole number"; }
 @test "GPUACCEL_PROFILE_KERNELS=2" { check_bad GPUACCEL_PROFILE_KERNELS 2 "1, on, yes, true, 0, off, no or false"; }
 
@@ -62,9 +62,28 @@ warns() { # EXPECTED-TEXT VAR=VALUE...
     warns "GPUACCEL_COALESCE_WINDOW=64 means 64 bytes (the default is 64K); write 64K for kibibytes" \
         GPUACCEL_COALESCE_WINDOW=64 GPUACCEL_COALESCE=1
 }
-@test "a pool limit of 0 is refused: 100% says all of memory" {
-    warns "GPUACCEL_POOL_LIMIT=0 is not a limit: write 100% for all of device memory" \
-        GPUACCEL_POOL_LIMIT=0
+@test "limits of 0 keep nothing, for the pool and for pinned memory alike: no warning" {
+    local v
+    for v in GPUACCEL_POOL_LIMIT=0 GPUACCEL_PINNED_LIMIT=0 GPUACCEL_ASYNC_POOL_LIMIT=0; do
+        run env "$v" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+        [ "$status" -eq 0 ]
+        no_line '^gpuaccel: warning'
+    done
+    run env GPUACCEL_POOL_LIMIT=0 "$GA_BUILD/tools/gpuaccel" env --check
+    [ "$status" -eq 0 ]
+}
+@test "sizes with a fraction and a unit: 1.5G is taken, 1.5 bytes is not" {
+    local line
+    run env GPUACCEL_PINNED_LIMIT=1.5G "$GA_BUILD/tools/gpuaccel" env
+    [ "$status" -eq 0 ]
+    line=$(echo "$output" | grep '^GPUACCEL_PINNED_LIMIT ')
+    has_words '1.5G' "$line"
+    has_words '1536M' "$line"
+    check_bad GPUACCEL_COALESCE_MAX 1.5 "a byte count"
+}
+@test "GPUACCEL_CONFIG naming a directory says so" {
+    warns "GPUACCEL_CONFIG=$BATS_TEST_TMPDIR: cannot read the file (Is a directory)" \
+        GPUACCEL_CONFIG="$BATS_TEST_TMPDIR"
 }
 @test "tune on without a table says that nothing will be rewritten" {
     warns "GPUACCEL_TUNE=1 without GPUACCEL_TUNE_TABLE: there is no table" GPUACCEL_TUNE=1

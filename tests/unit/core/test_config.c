@@ -83,7 +83,13 @@ int main(void)
     CHECK(ga_parse_size("64KiB", &v) && v == 65536);
     CHECK(ga_parse_size("2g", &v) && v == (2ull << 30));
     CHECK(!ga_parse_size("-1", &v));
-    CHECK(!ga_parse_size("1.5G", &v));
+    CHECK(ga_parse_size("1.5G", &v) && v == (3ull << 29));
+    CHECK(ga_parse_size("0.25K", &v) && v == 256);
+    CHECK(ga_parse_size("50GB", &v) && v == (50ull << 30));
+    CHECK(ga_parse_size("1.0005T", &v) && v == (1ull << 40)); /* three digits taken */
+    CHECK(!ga_parse_size("1.5", &v)); /* a fraction of a byte */
+    CHECK(!ga_parse_size("1.G", &v));
+    CHECK(!ga_parse_size(".5G", &v));
     CHECK(!ga_parse_size("12Q", &v));
     CHECK(!ga_parse_size("99999999999999999999", &v));
     CHECK(!ga_parse_size("17179869184T", &v)); /* overflows 64 bits */
@@ -103,6 +109,8 @@ int main(void)
     CHECK(ga_parse_limit("50%", &lim) && lim.bytes == 0 && lim.percent == 50);
     CHECK(ga_parse_limit("8G", &lim) && lim.bytes == (8ull << 30));
     CHECK(!ga_parse_limit("0%", &lim));
+    CHECK(ga_parse_limit("0", &lim) && lim.bytes == 0 && lim.percent == 0); /* keep nothing */
+    CHECK(ga_parse_limit("1.5G", &lim) && lim.bytes == (3ull << 29));
     CHECK(!ga_parse_limit("101%", &lim));
     CHECK(!ga_parse_limit("%", &lim));
     CHECK(!ga_parse_limit("x%", &lim));
@@ -171,8 +179,12 @@ int main(void)
     static const char *const zero[] = {"GPUACCEL_POOL_LIMIT", "0", "GPUACCEL_POOL", "1", NULL};
     fake_env = zero;
     load(&cfg, NULL);
-    CHECK(cfg.pool_limit.percent == 50 && cfg.pool_limit.bytes == 0);
-    CHECK(has_problem("GPUACCEL_POOL_LIMIT=0 is not a limit") && n_problems == 1);
+    /* 0 keeps nothing, for the pool as for pinned memory: taken, no problem */
+    CHECK(cfg.pool_limit.percent == 0 && cfg.pool_limit.bytes == 0 && n_problems == 0);
+    static const char *const pin0[] = {"GPUACCEL_PINNED_LIMIT", "0", NULL};
+    fake_env = pin0;
+    load(&cfg, NULL);
+    CHECK(cfg.pinned_limit == 0 && n_problems == 0);
     static const char *const fine[] = {"GPUACCEL_POOL_LIMIT", "2G", "GPUACCEL_POOL", "1",
                                        "GPUACCEL_TUNE", "1", "GPUACCEL_TUNE_TABLE", "/t", NULL};
     fake_env = fine;
