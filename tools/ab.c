@@ -1,8 +1,8 @@
-/* ab.c - gpuaccel ab: the program natively and under the library,
- * alternating (bench.c measures), and the results as a table, JSON, CSV,
- * markdown and an SVG bar chart.
+/* ab.c - gpuaccel ab: the program natively and under the library, alternating
+ * (bench.c measures), the table and the exports (results.c), and an SVG bar
+ * chart of the speedups.
  *
- * Owns: the rows ab asks for and every layout of its results.
+ * Owns: the rows ab asks for, and the chart.
  * Must never: print a speedup without saying whether the outputs agreed. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,125 +14,6 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "features/profile/format.h"
-
-static const char *agree_text(const ab_t *a, const row_t *r)
-{
-    return r->native ? (a->reference ? "reference" : "not checked")
-           : !a->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
-}
-
-void print_table(FILE *out, const ab_t *a, bool gpu)
-{
-    const opts_t *o = a->o;
-    fprintf(out, "gpuaccel ab: %u run%s each, alternating, after one warm-up%s%s\ncommand:",
-            a->done, a->done == 1 ? "" : "s", gpu ? "" : " (no GPU on this machine)",
-            a->done < o->runs ? " (interrupted: the rounds completed)" : "");
-    for (char **c = o->cmd; *c; c++)
-        fprintf(out, " %s", *c);
-    fprintf(out, "\n%-10s %11s %21s %11s %11s %9s  %-15s %s\n", "config", "median",
-            "mean +/- sigma", "min", "max", "speedup", "(min-max)", "outputs");
-    for (unsigned i = 0; i < a->nrows; i++) {
-        const row_t *r = &a->rows[i];
-        char med[32], mean[32], sd[32], ms[72], mn[32], mx[32], sp[32] = "-", spread[48] = "";
-        fmt_time(med, sizeof med, r->median);
-        fmt_time(mean, sizeof mean, r->mean);
-        fmt_time(sd, sizeof sd, r->sd);
-        snprintf(ms, sizeof ms, "%s +/- %s", mean, sd);
-        fmt_time(mn, sizeof mn, r->min);
-        fmt_time(mx, sizeof mx, r->max);
-        if (!r->native) {
-            snprintf(sp, sizeof sp, "%.2fx", r->ratio);
-            snprintf(spread, sizeof spread, "(%.2f-%.2f)", r->rmin, r->rmax);
-        }
-        fprintf(out, "%-10s %11s %21s %11s %11s %9s  %-15s %s\n", r->label, med, ms, mn, mx, sp,
-                spread, agree_text(a, r));
-    }
-}
-
-/* --export-csv: one line a row, seconds. */
-static void print_csv(FILE *out, const ab_t *a)
-{
-    fprintf(out, "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,"
-                 "outputs\n");
-    for (unsigned i = 0; i < a->nrows; i++) {
-        const row_t *r = &a->rows[i];
-        fprintf(out, "%s,%.6f,%.6f,%.6f,%.6f,%.6f", r->label, r->median, r->mean, r->sd, r->min,
-                r->max);
-        if (r->native)
-            fprintf(out, ",,,,%s\n", agree_text(a, r));
-        else
-            fprintf(out, ",%.4f,%.4f,%.4f,%s\n", r->ratio, r->rmin, r->rmax, agree_text(a, r));
-    }
-}
-
-/* --export-markdown: the table as GitHub markdown. */
-static void print_markdown(FILE *out, const ab_t *a)
-{
-    fprintf(out, "| config | median | mean +/- sigma | min | max | speedup | outputs |\n"
-                 "| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
-    for (unsigned i = 0; i < a->nrows; i++) {
-        const row_t *r = &a->rows[i];
-        char med[32], mean[32], sd[32], mn[32], mx[32], sp[64] = "-";
-        fmt_time(med, sizeof med, r->median);
-        fmt_time(mean, sizeof mean, r->mean);
-        fmt_time(sd, sizeof sd, r->sd);
-        fmt_time(mn, sizeof mn, r->min);
-        fmt_time(mx, sizeof mx, r->max);
-        if (!r->native)
-            snprintf(sp, sizeof sp, "%.2fx (%.2f-%.2f)", r->ratio, r->rmin, r->rmax);
-        fprintf(out, "| %s | %s | %s +/- %s | %s | %s | %s | %s |\n", r->label, med, mean, sd, mn,
-                mx, sp, agree_text(a, r));
-    }
-}
-
-static void json_times(FILE *out, const row_t *r, unsigned n)
-{
-    fprintf(out, "\"median_s\":%.6f,\"mean_s\":%.6f,\"stddev_s\":%.6f,\"min_s\":%.6f,"
-            "\"max_s\":%.6f,\"times_s\":[", r->median, r->mean, r->sd, r->min, r->max);
-    for (unsigned i = 0; i < n; i++)
-        fprintf(out, "%s%.6f", i ? "," : "", r->t[i]);
-    fprintf(out, "]");
-}
-
-/* A JSON string on stdout, by the profile's own escaper (valid for any bytes:
- * what is not well-formed UTF-8 becomes U+FFFD). */
-static void json_str(FILE *out, const char *s)
-{
-    char buf[512];
-    ga_out_t o = {.fd = fileno(out), .mem = buf, .cap = sizeof buf};
-    fflush(out);
-    ga_out_js(&o, s);
-    ga_out_flush(&o);
-}
-
-static void print_json(FILE *out, const ab_t *a, bool gpu, bool agree)
-{
-    const opts_t *o = a->o;
-    fprintf(out, "{\"command\":[");
-    for (char **c = o->cmd; *c; c++)
-        fprintf(out, "%s", c == o->cmd ? "" : ","), json_str(out, *c);
-    fprintf(out, "],\"runs\":%u,\"gpu\":%s,\"check\":", a->done, gpu ? "true" : "false");
-    if (o->check_digest)
-        fprintf(out, "{\"kind\":\"digest\",\"pattern\":"), json_str(out, o->check_digest), fprintf(out, "}");
-    else if (o->check_file)
-        fprintf(out, "{\"kind\":\"file\",\"path\":"), json_str(out, o->check_file), fprintf(out, "}");
-    else
-        fprintf(out, "null");
-    fprintf(out, ",\"native\":{");
-    json_times(out, &a->rows[0], a->done);
-    fprintf(out, "},\"rows\":[");
-    for (unsigned i = 1; i < a->nrows; i++) {
-        const row_t *r = &a->rows[i];
-        fprintf(out, "%s{\"feature\":", i > 1 ? "," : "");
-        json_str(out, r->label);
-        fprintf(out, ",");
-        json_times(out, r, a->done);
-        fprintf(out, ",\"speedup\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,\"outputs_agree\":%s}",
-               r->ratio, r->rmin, r->rmax, !a->reference ? "null" : r->agree ? "true" : "false");
-    }
-    fprintf(out, "],\"outputs_agree\":%s}\n", !a->reference ? "null" : agree ? "true" : "false");
-}
 
 static void svg_text(FILE *f, const char *s)
 {
@@ -147,8 +28,6 @@ static void svg_text(FILE *f, const char *s)
             fputc(*s, f);
 }
 
-/* A horizontal bar per configuration: speedup over native, whiskers from the
- * slowest to the fastest paired ratio, a dashed line at 1.0x. */
 /* The GPU's model, from the driver's /proc files; "" if none is there. */
 static void gpu_model(char *buf, size_t cap)
 {
@@ -178,7 +57,9 @@ static const char *bar_colour(const row_t *r)
     return r->rmin > 1.0 ? "#3b8e4f" : r->rmax < 1.0 ? "#c8553d" : "#9a9a9a";
 }
 
-static int write_svg(const ab_t *a, const char *path)
+/* A horizontal bar per configuration: speedup over native, whiskers from the
+ * slowest to the fastest paired ratio, a dashed line at 1.0x. */
+static int write_svg(const bench_t *a, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -189,7 +70,13 @@ static int write_svg(const ab_t *a, const char *path)
             xmax += 0.5;
     const int left = 150, width = 500, top = 76, bar = 26, gap = 12;
     int n = (int)a->nrows - 1, height = top + n * (bar + gap) + 92;
-    char model[128], date[16];
+    char model[128], date[16], measure[1200];
+    if (a->o->measure == M_METRIC)
+        snprintf(measure, sizeof measure, "the number the program prints");
+    else if (a->o->measure == M_PHASE)
+        snprintf(measure, sizeof measure, "the time between two of its lines");
+    else
+        snprintf(measure, sizeof measure, "wall time");
     gpu_model(model, sizeof model);
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", localtime(&now));
@@ -197,7 +84,7 @@ static int write_svg(const ab_t *a, const char *path)
                "font-family=\"sans-serif\" font-size=\"13\">\n", left + width + 140, height);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" "
                "font-size=\"15\" font-weight=\"bold\">gpuaccel ab: speedup over native (median of "
-               "%u runs)</text>\n<text x=\"10\" y=\"40\" fill=\"%s\">", a->done,
+               "%u runs; %s)</text>\n<text x=\"10\" y=\"40\" fill=\"%s\">", a->done, measure,
             *model ? "#555" : "#c8553d");
     if (*model)
         svg_text(f, model);
@@ -244,80 +131,68 @@ static int write_svg(const ab_t *a, const char *path)
     return fclose(f) == 0 ? EX_OK : die(EX_USAGE, "--svg %s: %s", path, strerror(errno));
 }
 
-
-
-/* --export-json/-csv/-markdown FILE: the results beside the table. */
-static int ab_exports(const ab_t *a, bool gpu, bool agree)
+/* "defaults+staging-pool", "all-kernels": the row --enable and --disable ask for. */
+static void toggles_label(const opts_t *o, char *buf, size_t cap)
 {
-    const opts_t *o = a->o;
-    const char *paths[3] = {o->export_json, o->export_csv, o->export_md};
-    for (unsigned i = 0; i < 3; i++) {
-        if (!paths[i])
-            continue;
-        FILE *f = fopen(paths[i], "w");
-        if (!f)
-            return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
-        if (i == 0)
-            print_json(f, a, gpu, agree);
-        else if (i == 1)
-            print_csv(f, a);
-        else
-            print_markdown(f, a);
-        if (fclose(f) != 0)
-            return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
-    }
-    return EX_OK;
+    size_t len = (size_t)snprintf(buf, cap, "%s", o->enable_all ? "all" : "defaults");
+    for (int i = 0; i < N_FEATURES; i++)
+        if (o->feature_set[i] && o->feature_on[i] != (unsigned)o->enable_all)
+            len += (size_t)snprintf(buf + len, cap > len ? cap - len : 0, "%s%s",
+                                    o->feature_on[i] ? "+" : "-", features[i]);
 }
-
 
 int cmd_ab(int argc, char **argv)
 {
-    static opts_t opts = {.runs = 5, .ab_feature = -1};
+    static opts_t opts = {.runs = 5, .warmup = 1, .ab_feature = -1};
     opts_t *o = &opts;
     int rc = parse_opts(argc, argv, o);
     if (rc != EX_OK)
         return rc;
-    static ab_t a;
-    bool gpu;
-    rc = ab_setup(&a, o, &gpu);
-    if (rc != EX_OK)
+    static bench_t a;
+    if ((rc = bench_setup(&a, o, "ab")) != EX_OK)
         return rc;
-    add_row(&a, "native", true, 0);
+    bool toggled = o->enable_all, named = o->enable_all;
+    unsigned mask = o->enable_all ? (1u << N_FEATURES) - 1 : safe_mask();
+    for (int i = 0; i < N_FEATURES; i++)
+        if (o->feature_set[i]) {
+            toggled = true, named = false;
+            mask = o->feature_on[i] ? mask | 1u << i : mask & ~(1u << i);
+        }
+    bool ok = true;
     if (o->per_feature)
         for (int i = 0; i < N_FEATURES; i++)
-            add_row(&a, features[i], false, 1u << i);
+            ok = ok && bench_add(&a, features[i], false, 1u << i, NULL);
     if (o->config) { /* the file alone (gpuaccel advise --write) */
-        add_row(&a, "config", false, 0);
-        a.rows[a.nrows - 1].set = "config";
-    } else if (o->per_feature || o->ab_feature < 0)
-        add_row(&a, "all", false, (1u << N_FEATURES) - 1);
-    else
-        add_row(&a, features[o->ab_feature], false, 1u << o->ab_feature);
-    rc = ab_measure(&a);
-    unlink(a.outfile);
-    unlink(a.errfile);
-    if (rc != EX_OK && rc != EX_INTERRUPTED)
+        ok = ok && bench_add(&a, "config", false, 0, "config");
+    } else if (toggled) { /* the defaults with --enable/--disable, as `run` would have them */
+        char label[96];
+        toggles_label(o, label, sizeof label);
+        ok = ok && bench_add(&a, label, false, mask, named ? "all" : NULL);
+    } else if (o->per_feature || o->ab_feature < 0) {
+        ok = ok && bench_add(&a, "all", false, (1u << N_FEATURES) - 1, NULL);
+    } else {
+        ok = ok && bench_add(&a, features[o->ab_feature], false, 1u << o->ab_feature, NULL);
+    }
+    if (!ok)
+        return die(EX_FAIL, "out of memory");
+    rc = bench_measure_all(&a);
+    bench_cleanup(&a);
+    if (rc == EX_FAIL)
         return rc;
     bool agree = true;
-    for (unsigned i = 0; i < a.nrows; i++) {
-        stats_of(&a.rows[i], a.done);
+    bench_stats(&a);
+    for (unsigned i = 0; i < a.nrows; i++)
         agree = agree && a.rows[i].agree;
-    }
-    for (unsigned i = 1; i < a.nrows; i++)
-        ratios_of(&a.rows[i], &a.rows[0], a.done);
     if (o->json)
-        print_json(stdout, &a, gpu, agree);
+        bench_json(stdout, &a, agree);
     else
-        print_table(stdout, &a, gpu);
-    int erc = ab_exports(&a, gpu, agree);
-    if (o->svg && erc == EX_OK)
+        bench_table(stdout, &a, false);
+    int erc = bench_exports(&a, agree);
+    if (o->svg && erc == EX_OK && a.done)
         erc = write_svg(&a, o->svg);
-    if (rc == EX_INTERRUPTED || erc != EX_OK)
-        return rc == EX_INTERRUPTED ? rc : erc;
+    if (rc != EX_OK || erc != EX_OK)
+        return rc != EX_OK ? rc : erc;
     if (!agree)
         return die(EX_FAIL, "outputs differ between the native run and the library's");
     return EX_OK;
 }
-
-/* ---- advise ---------------------------------------------------------------------- */
-

@@ -31,7 +31,7 @@ static void mask_names(unsigned mask, bool on, char *buf, size_t cap)
 
 /* Profile the command once (the library's own view of it) and show what the
  * report says could help. Its lines go to stderr: advise's progress. */
-static void advise_profile(const ab_t *a)
+static void advise_profile(const bench_t *a)
 {
     char base[64], txt[PATH_MAX + 16];
     snprintf(base, sizeof base, "/tmp/gpuaccel-advise.%d", (int)getpid());
@@ -81,7 +81,7 @@ static void advise_profile(const ab_t *a)
 /* Did row r beat native beyond the run-to-run spread? It must win every
  * paired run, and its median gain must exceed native's own spread (max-min
  * over median): with a few runs, winning every pair alone happens by chance. */
-static bool beyond_spread(const ab_t *a, const row_t *r)
+static bool beyond_spread(const bench_t *a, const row_t *r)
 {
     const row_t *n = &a->rows[0];
     double spread = n->median > 0 ? (n->max - n->min) / n->median : 0;
@@ -90,7 +90,7 @@ static bool beyond_spread(const ab_t *a, const row_t *r)
 
 /* The best row whose outputs agree and that beat native beyond the spread;
  * else the defaults if they lost no more than the spread; NULL: run natively. */
-static const row_t *advise_best(const ab_t *a)
+static const row_t *advise_best(const bench_t *a)
 {
     const row_t *best = NULL, *defaults = NULL;
     for (unsigned i = 1; i < a->nrows; i++) {
@@ -125,7 +125,7 @@ static int advise_write(const char *path, unsigned mask, const row_t *r)
 }
 
 /* Print the setting: an environment line and a `gpuaccel run` line. */
-static void advise_print(const ab_t *a, const row_t *best, unsigned mask)
+static void advise_print(const bench_t *a, const row_t *best, unsigned mask)
 {
     const opts_t *o = a->o;
     if (!best) {
@@ -162,75 +162,35 @@ static void advise_print(const ab_t *a, const row_t *best, unsigned mask)
 
 int cmd_advise(int argc, char **argv)
 {
-    static opts_t opts = {.runs = 5, .ab_feature = -1};
+    static opts_t opts = {.runs = 3, .warmup = 0, .budget_s = 120, .ab_feature = -1};
     opts_t *o = &opts;
     int rc = parse_opts(argc, argv, o);
     if (rc != EX_OK)
         return rc;
-    static ab_t a;
-    bool gpu;
-    rc = ab_setup(&a, o, &gpu);
-    if (rc != EX_OK)
+    static bench_t a;
+    if ((rc = bench_setup(&a, o, "advise")) != EX_OK)
         return rc;
     if (!o->check_digest && !o->check_file)
-        fprintf(stderr, "gpuaccel advise: no --check-digest or --check-file: the whole standard "
-                        "output must match the native run's\n");
+        fprintf(stderr, "gpuaccel advise: no --check-digest or --check-file: outputs are not "
+                        "compared\n");
     advise_profile(&a);
-    add_row(&a, "native", true, 0);
     /* Tune without a table rewrites nothing: its row would time noise. */
     const char *table = getenv("GPUACCEL_TUNE_TABLE");
     unsigned every = 0;
     for (int i = 0; i < N_FEATURES; i++)
         if (strcmp(feature_vars[i], "GPUACCEL_TUNE") || (table && *table)) {
-            add_row(&a, features[i], false, 1u << i);
+            bench_add(&a, features[i], false, 1u << i, NULL);
             every |= 1u << i;
         }
-    add_row(&a, "defaults", false, safe_mask());
-    a.rows[a.nrows - 1].set = "safe";
-    add_row(&a, "all", false, every); /* every feature that can act here */
-    fprintf(stderr, "gpuaccel advise: %u settings, %u runs each after a warm-up...\n",
-            a.nrows, o->runs);
-    rc = ab_measure(&a);
-    if (rc == EX_OK) {
-        for (unsigned i = 0; i < a.nrows; i++)
-            stats_of(&a.rows[i], a.done);
-        for (unsigned i = 1; i < a.nrows; i++)
-            ratios_of(&a.rows[i], &a.rows[0], a.done);
-        /* The features that won alone, together, if that is a new setting:
-         * measured in a second round against native again. */
-        unsigned winners = 0;
-        for (unsigned i = 1; i < a.nrows; i++)
-            if (!a.rows[i].set && __builtin_popcount(a.rows[i].mask) == 1 && a.rows[i].agree &&
-                beyond_spread(&a, &a.rows[i]))
-                winners |= a.rows[i].mask;
-        bool known = false;
-        for (unsigned i = 1; i < a.nrows; i++)
-            known |= a.rows[i].mask == winners;
-        if (winners && !known) {
-            fprintf(stderr, "gpuaccel advise: the winners together...\n");
-            add_row(&a, "winners", false, winners);
-            row_t *w = &a.rows[a.nrows - 1];
-            double *nat = calloc(o->runs, sizeof *nat);
-            double t;
-            rc = nat && measure(&a, w, &t) ? EX_OK : EX_FAIL;
-            for (unsigned k = 0; rc == EX_OK && k < o->runs; k++)
-                if (!measure(&a, &a.rows[0], &nat[k]) || !measure(&a, w, &w->t[k]))
-                    rc = EX_FAIL;
-            if (rc == EX_OK) {
-                row_t native2 = a.rows[0];
-                native2.t = nat;
-                stats_of(&native2, o->runs);
-                stats_of(w, o->runs);
-                ratios_of(w, &native2, o->runs);
-            }
-            free(nat);
-        }
-    }
-    unlink(a.outfile);
-    unlink(a.errfile);
+    bench_add(&a, "defaults", false, safe_mask(), "safe");
+    bench_add(&a, "all", false, every, NULL); /* every feature that can act here */
+    fprintf(stderr, "gpuaccel advise: %u settings, %u runs each...\n", a.nrows, o->runs);
+    rc = bench_measure_all(&a);
+    bench_cleanup(&a);
     if (rc != EX_OK)
         return rc;
-    print_table(stdout, &a, gpu);
+    bench_stats(&a);
+    bench_table(stdout, &a, true);
     const row_t *best = advise_best(&a);
     unsigned mask = best ? best->mask : 0;
     if (o->write && (rc = advise_write(o->write, mask, best)) != EX_OK)

@@ -59,6 +59,8 @@ int feature_index(const char *name); /* -1: not a feature ("swap" is kernels) */
 unsigned safe_mask(void);            /* the features on under GPUACCEL=safe */
 
 /* ---- options ------------------------------------------------------------------------ */
+typedef enum measure_kind { M_WALL, M_METRIC, M_PHASE } measure_kind_t;
+
 typedef struct opts {
     const char *lib, *out, *check_digest, *check_file, *svg, *kernel_pattern;
     unsigned feature_on[N_FEATURES], feature_set[N_FEATURES]; /* run/profile toggles */
@@ -68,7 +70,13 @@ typedef struct opts {
     const char *config, *write; /* run/ab --config FILE; advise --write FILE */
     bool force;         /* profile, tune: overwrite what -o names */
     const char *export_json, *export_csv, *export_md; /* ab: files beside the table */
-    unsigned runs;
+    const char *command_name; /* --command-name: the command's name in tables */
+    unsigned runs, warmup;
+    bool ignore_failure;
+    measure_kind_t measure;
+    const char *metric, *phase_start, *phase_end;
+    double budget_s;    /* advise --budget */
+    bool no_tune;       /* advise --no-tune */
     char **cmd;         /* NULL-terminated */
 } opts_t;
 

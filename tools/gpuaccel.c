@@ -29,17 +29,18 @@ enum { C_RUN = 1, C_PROFILE = 2, C_TUNE = 4, C_AB = 8, C_ADVISE = 16, C_ALL = 31
 const command_t commands[] = {
     {"run", cmd_run,
      "run CMD with libgpuaccel preloaded; LIST: comma-separated features (%s)",
-     "[--lib PATH] [--config FILE] [--enable LIST] [--disable LIST] [--] CMD [ARGS...]", C_RUN},
+     "[--config FILE] [--enable LIST] [--disable LIST] [--lib PATH] [--] CMD [ARGS...]", C_RUN},
     {"profile", cmd_profile,
      "write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile);\n"
-     "          -o is checked before CMD runs; --force overwrites; features are off\n"
-     "          unless --enable or the environment turns them on",
-     "[-o FILE] [--force] [--kernels] [--lib PATH] [--enable LIST] [--disable LIST] [--] CMD",
-     C_PROFILE},
+     "          -o is checked before CMD runs; features are off unless --enable, --config\n"
+     "          or the environment turns them on; a signal to gpuaccel goes to CMD",
+     "[-o FILE] [--force] [--kernels] [--config FILE] [--enable LIST] [--disable LIST]\n"
+     "          [--lib PATH] [--] CMD [ARGS...]", C_PROFILE},
     {"tune", cmd_tune,
      "run CMD once under the tuner; write the configurations it proved\n"
      "          bit-identical and faster (default FILE: gpuaccel-tune.table)",
-     "[-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] [--] CMD", C_TUNE},
+     "[-o FILE] [--force] [--kernel PATTERN] [--exhaustive] [--lib PATH] [--] CMD [ARGS...]",
+     C_TUNE},
     {"report", cmd_report,
      "print a profile's report again; NAME (as given to profile -o) merges\n"
      "          every process's profile of that run (NAME.json, NAME.PID.json,\n"
@@ -47,16 +48,22 @@ const command_t commands[] = {
      "[--json] NAME | FILE.json...", 0},
     {"ab", cmd_ab,
      "time CMD natively and under the library, alternating, after a warm-up;\n"
-     "          progress on a terminal; Ctrl-C prints the rounds completed",
-     "[-n RUNS] [--feature NAME|all] [--per-feature] [--config FILE]\n"
-     "          [--check-digest REGEX] [--check-file PATH] [--json] [--svg FILE] [--require-gpu]\n"
-     "          [--export-json FILE] [--export-csv FILE] [--export-markdown FILE]\n"
-     "          [--lib PATH] [--] CMD", C_AB},
+     "          progress on a terminal; Ctrl-C prints (and exports) the rounds completed",
+     "[-r N] [-w N] [-i] [--feature NAME|all | --per-feature | --enable LIST | --config FILE]\n"
+     "          [--metric REGEX | --phase START END] [--check-digest REGEX | --check-file PATH]\n"
+     "          [--command-name NAME] [--json] [--svg FILE] [--export-json FILE]\n"
+     "          [--export-csv FILE] [--export-markdown FILE] [--require-gpu] [--lib PATH]\n"
+     "          [--] CMD [ARGS...]", C_AB},
     {"advise", cmd_advise,
-     "profile CMD once, A/B each feature, the defaults, every feature and the\n"
-     "          winners together; print the fastest setting whose outputs agree",
-     "[-n RUNS] [--check-digest REGEX] [--check-file PATH] [--write FILE]\n"
-     "          [--require-gpu] [--lib PATH] [--] CMD", C_ADVISE},
+     "profile CMD, then measure, starting from the profile's ranking, each feature\n"
+     "          alone, every feature, every feature but one, the defaults and the defaults\n"
+     "          plus each feature that paid; repeat the close contenders until their\n"
+     "          intervals separate or the budget is spent; print the winner",
+     "[-r N] [-w N] [-i] [--budget SECONDS] [--no-tune] [--write FILE]\n"
+     "          [--metric REGEX | --phase START END] [--check-digest REGEX | --check-file PATH]\n"
+     "          [--command-name NAME] [--export-json FILE] [--export-csv FILE]\n"
+     "          [--export-markdown FILE] [--require-gpu] [--lib PATH] [--] CMD [ARGS...]",
+     C_ADVISE},
     {"kernels", cmd_kernels,
      "the replacement kernels shipped in the library; verify runs each\n"
      "          against its original on fresh random inputs, bit for bit, and times both;\n"
@@ -98,72 +105,195 @@ static void usage(FILE *to)
     fputs(usage_tail, to);
 }
 
-int help_of(const char *name)
-{
-    const command_t *c = command_named(name);
-    if (c)
-        command_usage(stdout, c, true);
-    else
-        usage(stdout);
-    return EX_OK;
-}
-
 /* ---- options ------------------------------------------------------------------------ */
 enum {
     O_LIB = 256, O_ENABLE, O_DISABLE, O_CONFIG, O_FORCE, O_KERNELS, O_KERNEL, O_EXHAUSTIVE,
     O_FEATURE, O_PER_FEATURE, O_CHECK_DIGEST, O_CHECK_FILE, O_JSON, O_SVG, O_REQUIRE_GPU, O_WRITE,
-    O_EXPORT_JSON, O_EXPORT_CSV, O_EXPORT_MD
-};
-static const struct option long_opts[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"lib", required_argument, NULL, O_LIB},
-    {"enable", required_argument, NULL, O_ENABLE},
-    {"disable", required_argument, NULL, O_DISABLE},
-    {"config", required_argument, NULL, O_CONFIG},
-    {"force", no_argument, NULL, O_FORCE},
-    {"kernels", no_argument, NULL, O_KERNELS},
-    {"kernel", required_argument, NULL, O_KERNEL},
-    {"exhaustive", no_argument, NULL, O_EXHAUSTIVE},
-    {"feature", required_argument, NULL, O_FEATURE},
-    {"per-feature", no_argument, NULL, O_PER_FEATURE},
-    {"check-digest", required_argument, NULL, O_CHECK_DIGEST},
-    {"check-file", required_argument, NULL, O_CHECK_FILE},
-    {"json", no_argument, NULL, O_JSON},
-    {"svg", required_argument, NULL, O_SVG},
-    {"require-gpu", no_argument, NULL, O_REQUIRE_GPU},
-    {"write", required_argument, NULL, O_WRITE},
-    {"export-json", required_argument, NULL, O_EXPORT_JSON},
-    {"export-csv", required_argument, NULL, O_EXPORT_CSV},
-    {"export-markdown", required_argument, NULL, O_EXPORT_MD},
-    {NULL, 0, NULL, 0},
-};
-static const struct { int opt; unsigned cmds; } opt_cmds[] = {
-    {'h', C_ALL}, {O_LIB, C_ALL}, {O_ENABLE, C_RUN | C_PROFILE}, {O_DISABLE, C_RUN | C_PROFILE},
-    {O_CONFIG, C_RUN | C_AB}, {O_FORCE, C_PROFILE | C_TUNE}, {'o', C_PROFILE | C_TUNE},
-    {O_KERNELS, C_PROFILE}, {O_KERNEL, C_TUNE}, {O_EXHAUSTIVE, C_TUNE}, {'n', C_AB | C_ADVISE},
-    {O_FEATURE, C_AB}, {O_PER_FEATURE, C_AB}, {O_CHECK_DIGEST, C_AB | C_ADVISE},
-    {O_CHECK_FILE, C_AB | C_ADVISE}, {O_JSON, C_AB}, {O_SVG, C_AB},
-    {O_REQUIRE_GPU, C_AB | C_ADVISE}, {O_WRITE, C_ADVISE}, {O_EXPORT_JSON, C_AB},
-    {O_EXPORT_CSV, C_AB}, {O_EXPORT_MD, C_AB},
+    O_EXPORT_JSON, O_EXPORT_CSV, O_EXPORT_MD, O_COMMAND_NAME, O_METRIC, O_PHASE, O_BUDGET,
+    O_NO_TUNE
 };
 
-static bool takes(int opt, unsigned bit)
+/* Every option: its names, the value it takes, the commands that take it and
+ * what it does, with its default. An option whose meaning or default differs
+ * between commands has a row for each. getopt_long's table, the option checks
+ * and each command's --help come from this one list. */
+typedef struct opt_doc {
+    const char *name;
+    int id;        /* the short option's letter, or O_* */
+    int letter;    /* the short form, or 0 */
+    const char *arg; /* the value's name, or NULL: no value */
+    unsigned cmds;
+    const char *help;
+} opt_doc_t;
+
+static const opt_doc_t opt_docs[] = {
+    {"output", 'o', 'o', "FILE", C_PROFILE,
+     "base name of the three files (a .json, .txt or .trace.json ending is taken off); "
+     "default: gpuaccel-profile"},
+    {"output", 'o', 'o', "FILE", C_TUNE, "the table written; default: gpuaccel-tune.table"},
+    {"force", O_FORCE, 0, NULL, C_PROFILE | C_TUNE,
+     "overwrite what -o names (and, for profile, remove the earlier run's per-process "
+     "profiles); default: an existing file is an error"},
+    {"kernels", O_KERNELS, 0, NULL, C_PROFILE,
+     "time every kernel with CUDA events (more overhead); default: off"},
+    {"kernel", O_KERNEL, 0, "PATTERN", C_TUNE,
+     "comma-separated globs of the kernel names tried; default: * (every kernel)"},
+    {"exhaustive", O_EXHAUSTIVE, 0, NULL, C_TUNE,
+     "try every block size that is a multiple of 32; default: powers of two"},
+    {"runs", 'r', 'r', "N", C_AB, "measured runs of each setting, 1 to 10000; default: 5"},
+    {"runs", 'r', 'r', "N", C_ADVISE,
+     "rounds of the first pass over every setting, 1 to 10000 (close contenders get more "
+     "while the budget lasts); default: 3"},
+    {"warmup", 'w', 'w', "N", C_AB,
+     "runs of each setting before the measured ones, not counted, 0 to 10000; default: 1"},
+    {"warmup", 'w', 'w', "N", C_ADVISE,
+     "runs of each setting before its first measured one, not counted, 0 to 10000; "
+     "default: 0 (the profile run warmed the caches)"},
+    {"ignore-failure", 'i', 'i', NULL, C_AB | C_ADVISE,
+     "time a run that exits non-zero like any other; default: it stops the measurement "
+     "(a run killed by a signal always does)"},
+    {"command-name", O_COMMAND_NAME, 0, "NAME", C_AB | C_ADVISE,
+     "the command's name in the table and the exports; default: the command line"},
+    {"metric", O_METRIC, 0, "REGEX", C_AB | C_ADVISE,
+     "measure the number the program prints: the first group of the last standard-output "
+     "line matching REGEX, lower is better; a run with no such line is an error; "
+     "default: the wall time of the whole process"},
+    {"phase", O_PHASE, 0, "START END", C_AB | C_ADVISE,
+     "measure the wall time from the first output line (stdout or stderr) matching START to "
+     "the first matching END after it, timed as the lines arrive (a program writing to a "
+     "pipe must flush them); default: the whole process"},
+    {"feature", O_FEATURE, 0, "NAME|all", C_AB,
+     "the library row has only NAME on (all: every feature); default: all"},
+    {"per-feature", O_PER_FEATURE, 0, NULL, C_AB,
+     "a row for each feature alone, then all; default: one row"},
+    {"config", O_CONFIG, 0, "FILE", C_RUN | C_PROFILE,
+     "GPUACCEL_CONFIG=FILE (NAME=VALUE lines, as advise --write writes); default: none"},
+    {"config", O_CONFIG, 0, "FILE", C_AB,
+     "the library row has FILE's settings alone (no switch set); default: none"},
+    {"enable", O_ENABLE, 0, "LIST", C_RUN | C_PROFILE,
+     "switch these features on (a comma-separated list, or all); default: the environment's "
+     "setting (profile: off)"},
+    {"disable", O_DISABLE, 0, "LIST", C_RUN | C_PROFILE,
+     "switch these features off; default: the environment's setting"},
+    {"enable", O_ENABLE, 0, "LIST", C_AB,
+     "the library row is the defaults (GPUACCEL=safe, or every feature for all) with these "
+     "on, as run --enable would start it; default: --feature all"},
+    {"disable", O_DISABLE, 0, "LIST", C_AB,
+     "the library row is the defaults with these off; default: --feature all"},
+    {"check-digest", O_CHECK_DIGEST, 0, "REGEX", C_AB | C_ADVISE,
+     "compare the first standard-output line matching REGEX (extended) with the native "
+     "run's; a run with no such line is an error; default: outputs not compared"},
+    {"check-file", O_CHECK_FILE, 0, "PATH", C_AB | C_ADVISE,
+     "compare every byte of PATH after each run with the native run's; default: none"},
+    {"json", O_JSON, 0, NULL, C_AB, "print the results as JSON; default: the table"},
+    {"svg", O_SVG, 0, "FILE", C_AB, "also write a bar chart of the speedups; default: none"},
+    {"export-json", O_EXPORT_JSON, 0, "FILE", C_AB | C_ADVISE,
+     "also write the results as JSON (written on an interrupt too, marked); default: none"},
+    {"export-csv", O_EXPORT_CSV, 0, "FILE", C_AB | C_ADVISE,
+     "also write the results as CSV; default: none"},
+    {"export-markdown", O_EXPORT_MD, 0, "FILE", C_AB | C_ADVISE,
+     "also write the results as a markdown table; default: none"},
+    {"require-gpu", O_REQUIRE_GPU, 0, NULL, C_AB | C_ADVISE,
+     "exit 77 on a machine without a GPU; default: a note, then timing whatever "
+     "libcuda.so.1 the command loads"},
+    {"write", O_WRITE, 0, "FILE", C_ADVISE,
+     "write the winning setting as GPUACCEL_CONFIG lines (ab --config FILE measures it "
+     "again); default: none"},
+    {"budget", O_BUDGET, 0, "SECONDS", C_ADVISE,
+     "time for measuring after the profile (the first pass runs each setting at least once "
+     "however long it takes); default: 120"},
+    {"no-tune", O_NO_TUNE, 0, NULL, C_ADVISE,
+     "do not run the tuner; default: run it on the busiest kernels when the profile cannot "
+     "tell what tune would do and a tuner run fits the budget"},
+    {"lib", O_LIB, 0, "PATH", C_ALL,
+     "the library; default: $GPUACCEL_LIB, else beside this executable (../lib, .libs, "
+     "../.libs)"},
+    {"help", 'h', 'h', NULL, C_ALL, "print this help"},
+};
+enum { N_OPT_DOCS = sizeof opt_docs / sizeof opt_docs[0] };
+
+static const opt_doc_t *doc_of(int id, unsigned bit)
 {
-    for (size_t i = 0; i < sizeof opt_cmds / sizeof opt_cmds[0]; i++)
-        if (opt_cmds[i].opt == opt)
-            return (opt_cmds[i].cmds & bit) != 0;
-    return false;
+    for (unsigned i = 0; i < N_OPT_DOCS; i++)
+        if (opt_docs[i].id == id && (opt_docs[i].cmds & bit))
+            return &opt_docs[i];
+    return NULL;
 }
 
-static bool parse_runs(const char *s, unsigned *out)
+/* `text` folded to lines of at most `width` columns, each after `indent` spaces. */
+static void fold(FILE *to, const char *text, unsigned indent, unsigned col, unsigned width)
+{
+    while (*text) {
+        size_t room = width > col ? width - col : 20, n = strlen(text);
+        if (n > room) {
+            n = room;
+            while (n > 0 && text[n] != ' ')
+                n--;
+            if (!n)
+                n = strcspn(text, " ");
+        }
+        fprintf(to, "%.*s\n", (int)n, text);
+        text += n;
+        while (*text == ' ')
+            text++;
+        if (*text)
+            fprintf(to, "%*s", (int)indent, ""), col = indent;
+    }
+}
+
+int help_of(const char *name)
+{
+    const command_t *c = command_named(name);
+    if (!c) {
+        usage(stdout);
+        return EX_OK;
+    }
+    command_usage(stdout, c, true);
+    if (!c->bit)
+        return EX_OK;
+    printf("options:\n");
+    for (unsigned i = 0; i < N_OPT_DOCS; i++) {
+        const opt_doc_t *d = &opt_docs[i];
+        if (!(d->cmds & c->bit))
+            continue;
+        char left[64];
+        int n = snprintf(left, sizeof left, "  %s%c%s--%s%s%s", d->letter ? "-" : "",
+                         d->letter ? d->letter : ' ', d->letter ? ", " : "  ", d->name,
+                         d->arg ? " " : "", d->arg ? d->arg : "");
+        if (!d->letter) /* no short form: the long one lines up with the others' */
+            n = snprintf(left, sizeof left, "      --%s%s%s", d->name, d->arg ? " " : "",
+                         d->arg ? d->arg : "");
+        printf("%-28s", left);
+        if (n >= 28)
+            printf("\n%28s", "");
+        fold(stdout, d->help, 28, 28, 96);
+    }
+    return EX_OK;
+}
+
+static bool parse_count(const char *s, long lo, long hi, unsigned *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > 10000)
+    if (errno || end == s || *end || v < lo || v > hi)
         return false;
     *out = (unsigned)v;
     return true;
+}
+
+/* Is the word an option of ours (so that it cannot be a value)? "--",
+ * "--name..." and a short option. */
+static bool option_word(const char *w)
+{
+    if (!strncmp(w, "--", 2))
+        return true;
+    if (w[0] != '-' || !w[1])
+        return false;
+    for (unsigned i = 0; i < N_OPT_DOCS; i++)
+        if (opt_docs[i].letter == w[1])
+            return true;
+    return false;
 }
 
 /* One option with its value: what it sets, or a usage error. */
@@ -188,10 +318,19 @@ static int take(const char *cmd, int c, const char *v, opts_t *o)
     case O_KERNELS: o->kernels = true; break;
     case O_KERNEL: o->kernel_pattern = v; break;
     case O_EXHAUSTIVE: o->exhaustive = true; break;
-    case 'n':
-        if (!parse_runs(v, &o->runs))
-            return usage_error("%s: -n wants a number of runs from 1 to 10000, not '%s'", cmd, v);
+    case 'r':
+        if (!parse_count(v, 1, 10000, &o->runs))
+            return usage_error("%s: --runs wants a number of runs from 1 to 10000, not '%s'",
+                               cmd, v);
         break;
+    case 'w':
+        if (!parse_count(v, 0, 10000, &o->warmup))
+            return usage_error("%s: --warmup wants a number of runs from 0 to 10000, not '%s'",
+                               cmd, v);
+        break;
+    case 'i': o->ignore_failure = true; break;
+    case O_COMMAND_NAME: o->command_name = v; break;
+    case O_METRIC: o->metric = v, o->measure = M_METRIC; break;
     case O_FEATURE:
         o->ab_feature = strcmp(v, "all") ? feature_index(v) : -1;
         if (strcmp(v, "all") && o->ab_feature < 0)
@@ -207,6 +346,16 @@ static int take(const char *cmd, int c, const char *v, opts_t *o)
     case O_EXPORT_JSON: o->export_json = v; break;
     case O_EXPORT_CSV: o->export_csv = v; break;
     case O_EXPORT_MD: o->export_md = v; break;
+    case O_BUDGET: {
+        char *end;
+        errno = 0;
+        o->budget_s = strtod(v, &end);
+        if (errno || end == v || *end || !(o->budget_s > 0) || o->budget_s > 1e7)
+            return usage_error("%s: --budget wants a number of seconds above 0, not '%s'", cmd,
+                               v);
+        break;
+    }
+    case O_NO_TUNE: o->no_tune = true; break;
     default: break;
     }
     return EX_OK;
@@ -217,9 +366,29 @@ int parse_opts(int argc, char **argv, opts_t *o)
     const char *cmd = argv[0];
     const command_t *command = command_named(cmd);
     unsigned bit = command ? command->bit : 0;
+    /* getopt_long's table: each name once */
+    static struct option long_opts[N_OPT_DOCS + 1];
+    char shorts[32] = "+:";
+    unsigned nl = 0;
+    for (unsigned i = 0; i < N_OPT_DOCS; i++) {
+        const opt_doc_t *d = &opt_docs[i];
+        bool seen = false;
+        for (unsigned k = 0; k < nl; k++)
+            seen = seen || !strcmp(long_opts[k].name, d->name);
+        if (!seen)
+            long_opts[nl++] = (struct option){d->name, d->arg ? required_argument : no_argument,
+                                              NULL, d->id};
+        if (d->letter && !strchr(shorts, d->letter)) {
+            size_t n = strlen(shorts);
+            shorts[n] = (char)d->letter, shorts[n + 1] = '\0';
+            if (d->arg)
+                strcat(shorts, ":");
+        }
+    }
+    long_opts[nl] = (struct option){NULL, 0, NULL, 0};
     optind = 1, opterr = 0;
     int c, idx = -1;
-    while ((c = getopt_long(argc, argv, "+:ho:n:", long_opts, &idx)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, long_opts, &idx)) != -1) {
         char as[64]; /* the option's name, as the user would write it */
         if (idx >= 0)
             snprintf(as, sizeof as, "--%s", long_opts[idx].name);
@@ -229,14 +398,30 @@ int parse_opts(int argc, char **argv, opts_t *o)
             snprintf(as, sizeof as, "-%c", optopt);
         else
             snprintf(as, sizeof as, "%s", argv[optind - 1]);
+        if (c == '?' && optopt == 'n' && (bit & (C_AB | C_ADVISE)))
+            return usage_error("%s: unknown option '-n': the runs are -r/--runs N (in "
+                               "hyperfine, whose option names these follow, -n names the "
+                               "command: --command-name here)", cmd);
         if (c == '?')
             return usage_error("%s: unknown option '%s'", cmd, as);
         if (c == ':')
             return usage_error("%s: %s needs a value", cmd, as);
-        if (!takes(c, bit))
+        const opt_doc_t *d = doc_of(c, bit);
+        if (!d)
             return usage_error("%s: %s is not an option of %s", cmd, as, cmd);
         if (c == 'h')
             exit(help_of(cmd));
+        /* A value given as the next word must not be an option: `--export-json
+         * -- ./prog` would otherwise write a file named "--". */
+        if (optarg && optarg == argv[optind - 1] && option_word(optarg))
+            return usage_error("%s: %s needs a value, not the option '%s' (%s=%s gives that "
+                               "value)", cmd, as, optarg, as, optarg);
+        if (c == O_PHASE) { /* START END: END is the next word */
+            if (optind >= argc || !strcmp(argv[optind], "--"))
+                return usage_error("%s: --phase needs two values: START END", cmd);
+            o->phase_start = optarg, o->phase_end = argv[optind++];
+            o->measure = M_PHASE;
+        }
         int rc = take(cmd, c, optarg, o);
         if (rc != EX_OK)
             return rc;
@@ -246,6 +431,13 @@ int parse_opts(int argc, char **argv, opts_t *o)
         return usage_error("%s: no command to run (gpuaccel %s [OPTIONS] -- CMD ARGS)", cmd, cmd);
     if (o->check_digest && o->check_file)
         return usage_error("%s: choose --check-digest or --check-file, not both", cmd);
+    if (o->metric && o->phase_start)
+        return usage_error("%s: choose --metric or --phase, not both", cmd);
+    bool toggled = o->enable_all;
+    for (int i = 0; i < N_FEATURES; i++)
+        toggled = toggled || o->feature_set[i];
+    if ((bit & C_AB) && o->config && toggled)
+        return usage_error("%s: choose --config or --enable/--disable, not both", cmd);
     o->cmd = argv + optind;
     return EX_OK;
 }
