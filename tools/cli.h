@@ -98,6 +98,14 @@ void describe_status(int status, char *buf, size_t cap);
 /* The status a shell would give: the exit status, or 128 plus the signal. */
 int exec_status(int status);
 
+/* While on, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to gpuaccel are passed
+ * to the child wait_forwarding waits for (the terminal's Ctrl-C reaches the
+ * child by itself). The child's own dispositions are the defaults again at
+ * exec. */
+void forward_signals(bool on);
+/* waitpid, passing on the signals forward_signals catches. 0, or -1 (errno). */
+int wait_forwarding(pid_t pid, int *status);
+
 /* ---- the library and the program ---------------------------------------------------- */
 bool readable(const char *p);
 int find_library(const char *lib, char *out, size_t cap);

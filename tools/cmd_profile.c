@@ -7,7 +7,10 @@
  * Must never: leave another run's per-process profiles beside this run's
  * (they are an error, or removed with --force). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +30,8 @@ static bool fresh(const char *path, time_t since)
 }
 
 /* The files the run wrote: FILE.* and, for other processes, FILE.<pid>.* or
- * FILE.rank<R>.<pid>.* (pf_find_run). */
-static void list_profiles(const char *out, time_t since)
+ * FILE.rank<R>.<pid>.* (pf_find_run). Returns how many profiles. */
+static int list_profiles(const char *out, time_t since)
 {
     char main_json[PATH_MAX + 16], **files = NULL;
     snprintf(main_json, sizeof main_json, "%s.json", out);
@@ -50,10 +53,56 @@ static void list_profiles(const char *out, time_t since)
                         "run\n", out, others + have_main);
     else if (others)
         fprintf(stderr, "gpuaccel: profile: gpuaccel report %s prints its report\n", out);
-    else if (!have_main)
-        fprintf(stderr, "gpuaccel: no profile was written to %s.json: the command made no CUDA "
-                        "call through the library (or exited without exit(), e.g. by _exit)\n",
-                out);
+    return others + have_main;
+}
+
+/* What a run may leave when a process died before writing: the claim
+ * BASE.owner of a process that is gone, and half-written BASE*.tmp files (the
+ * library renames each file into place once all three are written). */
+static void clean_run(const char *base)
+{
+    char dir[PATH_MAX], prefix[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", base);
+    char *slash = strrchr(dir, '/');
+    snprintf(prefix, sizeof prefix, "%s.", slash ? slash + 1 : base);
+    if (slash)
+        slash == dir ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
+    else
+        snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    size_t plen = strlen(prefix);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, plen))
+            continue;
+        char path[2 * PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (n > plen + 4 && !strcmp(e->d_name + n - 4, ".tmp")) {
+            unlink(path);
+        } else if (!strcmp(e->d_name + plen, "owner")) {
+            char *text = slurp(path);
+            pid_t pid = text ? (pid_t)atoi(text) : 0;
+            free(text);
+            if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+                unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Can files be created beside `base` (a directory that is there and looks
+ * writable may still refuse them: /proc, a read-only mount)? */
+static int probe_dir(const char *base)
+{
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s.json.%d.tmp", base, (int)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return usage_error("-o %s: cannot create files there: %s", base, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return EX_OK;
 }
 
 /* Removes the three files of the profile whose JSON is `json` (STEM.json). */
@@ -104,6 +153,7 @@ int cmd_tune(int argc, char **argv)
     const char *out = o->out ? o->out : "gpuaccel-tune.table";
     if ((rc = check_output("-o", out, o->force)) != EX_OK)
         return rc;
+    forward_signals(true);
     pid_t pid = fork();
     if (pid < 0)
         return die(EX_FAIL, "fork: %s", strerror(errno));
@@ -118,8 +168,9 @@ int cmd_tune(int argc, char **argv)
         _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    wait_forwarding(pid, &status);
+    forward_signals(false);
+    char how[96];
     FILE *f = fopen(out, "r");
     unsigned kept = 0, not_kept = 0;
     char line[4096];
@@ -134,6 +185,9 @@ int cmd_tune(int argc, char **argv)
         fprintf(stderr, "gpuaccel: tune: %s: %u verified entries, %u configurations not kept "
                         "(reasons inside); use GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE=%s\n",
                 out, kept, not_kept, out);
+    else if (WIFSIGNALED(status))
+        fprintf(stderr, "gpuaccel: tune: no table was written to %s: %s was %s\n", out,
+                o->cmd[0], (describe_status(status, how, sizeof how), how));
     else
         fprintf(stderr, "gpuaccel: tune: no table was written to %s (no CUDA call through the "
                         "library, or the program exited without exit())\n", out);
@@ -185,8 +239,11 @@ int cmd_profile(int argc, char **argv)
     }
     if ((rc = check_process_files(base, o->force)) != EX_OK)
         return rc;
+    if ((rc = probe_dir(base)) != EX_OK)
+        return rc;
     const char *out = base;
     time_t since = time(NULL) - 1;
+    forward_signals(true);
     pid_t pid = fork();
     if (pid < 0)
         return die(EX_FAIL, "fork: %s", strerror(errno));
@@ -201,8 +258,24 @@ int cmd_profile(int argc, char **argv)
         _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    list_profiles(out, since);
-    return exec_status(status);
+    if (wait_forwarding(pid, &status) != 0)
+        return die(EX_FAIL, "waiting for %s: %s", o->cmd[0], strerror(errno));
+    forward_signals(false);
+    clean_run(out);
+    int written = list_profiles(out, since);
+    char how[96];
+    describe_status(status, how, sizeof how);
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "gpuaccel: profile: %s was %s%s\n", o->cmd[0], how,
+                written ? "" : "; a process killed by a signal writes its profile only on SIGINT "
+                               "or SIGTERM, and only when it has no handler of its own for them");
+    else if (!written)
+        fprintf(stderr, "gpuaccel: profile: no profile was written to %s.json (%s ended with "
+                        "%s): it made no CUDA call through the library, ended without exit() "
+                        "(by _exit, for one), or the files could not be written there\n",
+                out, o->cmd[0], how);
+    else if (WEXITSTATUS(status))
+        fprintf(stderr, "gpuaccel: profile: %s ended with %s\n", o->cmd[0], how);
+    int st = exec_status(status);
+    return written || st != EX_OK ? st : EX_FAIL;
 }

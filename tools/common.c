@@ -136,6 +136,49 @@ int exec_status(int status)
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EX_FAIL;
 }
 
+/* ---- a child's signals --------------------------------------------------------------- */
+static volatile pid_t forward_to; /* the child waited for, or 0 */
+
+/* A signal sent to gpuaccel by another process (kill, a job scheduler) is
+ * passed on to the program at once (kill is async-signal-safe). One the
+ * terminal sent (Ctrl-C) reached the whole foreground group, the program too:
+ * passing it on would deliver it twice. */
+static void on_forward(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    pid_t to = forward_to;
+    if (to > 0 && (!si || si->si_code != SI_KERNEL))
+        kill(to, sig);
+}
+
+void forward_signals(bool on)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    static struct sigaction old[4];
+    for (unsigned i = 0; i < 4; i++) {
+        if (on) {
+            struct sigaction sa = {.sa_sigaction = on_forward, .sa_flags = SA_SIGINFO};
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, &old[i]);
+        } else {
+            sigaction(sigs[i], &old[i], NULL);
+        }
+    }
+}
+
+int wait_forwarding(pid_t pid, int *status)
+{
+    forward_to = pid;
+    int rc = 0;
+    while (waitpid(pid, status, 0) != pid)
+        if (errno != EINTR) {
+            rc = -1;
+            break;
+        }
+    forward_to = 0;
+    return rc;
+}
+
 /* ---- the library and the program ---------------------------------------------------- */
 bool readable(const char *p)
 {
