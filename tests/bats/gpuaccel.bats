@@ -360,6 +360,11 @@ EOF
         -- "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
     [ "$status" -eq 0 ]
     has_words '0 verified entries'
+    # several globs, comma-separated: one of them names add
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table.2" \
+        --kernel 'nomatch*,ad?' -- "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
+    [ "$status" -eq 0 ]
+    has_words '1 verified entries'
     run "$GA_TOOL" tune -o
     [ "$status" -eq 2 ]
     run "$GA_TOOL" tune --frobnicate -- true
