@@ -418,7 +418,7 @@ static void stats_of(row_t *r)
 static void ratios_of(row_t *r, const row_t *native)
 {
     r->ratio = native->median / r->median;
-    r->rmin = r->rmax = r->lo = r->hi = NAN;
+    r->rmin = r->rmax = r->pmed = r->lo = r->hi = NAN;
     double *q = malloc((r->n ? r->n : 1) * sizeof *q);
     unsigned m = 0;
     for (unsigned i = 0; q && i < r->n; i++)
@@ -431,8 +431,10 @@ static void ratios_of(row_t *r, const row_t *native)
         r->rmin = i && r->rmin < q[i] ? r->rmin : q[i];
         r->rmax = i && r->rmax > q[i] ? r->rmax : q[i];
     }
-    if (m)
+    if (m) {
         bootstrap(q, m, &r->lo, &r->hi);
+        r->pmed = median_of(q, m);
+    }
     free(q);
 }
 

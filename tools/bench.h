@@ -34,10 +34,11 @@ typedef struct row {
     unsigned *round;  /* the round of each */
     unsigned n, cap;  /* runs measured, room */
     bool agree, checked;
+    bool failed;      /* advise: a run failed, and the row was left out */
     /* bench_stats: */
     double median, min, max, mean, sd;
     double ratio, rmin, rmax; /* native median / this median; the range of the paired ratios */
-    double lo, hi;            /* the 95% interval of the median paired ratio (bootstrap) */
+    double pmed, lo, hi;      /* the median paired ratio and its 95% interval (bootstrap) */
 } row_t;
 
 typedef struct bench {

@@ -200,8 +200,8 @@ static const opt_doc_t opt_docs[] = {
      "write the winning setting as GPUACCEL_CONFIG lines (ab --config FILE measures it "
      "again); default: none"},
     {"budget", O_BUDGET, 0, "SECONDS", C_ADVISE,
-     "time for measuring after the profile (the first pass runs each setting at least once "
-     "however long it takes); default: 120"},
+     "time for measuring, after the profile and the tuner (the first pass runs each setting "
+     "at least once however long it takes; a tuner run gets a quarter of it); default: 120"},
     {"no-tune", O_NO_TUNE, 0, NULL, C_ADVISE,
      "do not run the tuner; default: run it on the busiest kernels when the profile cannot "
      "tell what tune would do and a tuner run fits the budget"},

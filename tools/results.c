@@ -46,7 +46,8 @@ void bench_measure_text(const bench_t *b, char *buf, size_t cap)
 
 const char *bench_agree_text(const bench_t *b, const row_t *r)
 {
-    return r->native ? (b->reference ? "reference" : "not checked")
+    return r->failed ? "FAILED"
+           : r->native ? (b->reference ? "reference" : "not checked")
            : !b->reference ? "not checked" : r->agree ? "agree" : "DIFFER";
 }
 
@@ -119,7 +120,7 @@ void bench_table(FILE *out, const bench_t *b, bool advise)
         bench_fmt(b, mn, sizeof mn, r->min);
         bench_fmt(b, mx, sizeof mx, r->max);
         if (!r->native && !isnan(r->ratio)) {
-            snprintf(sp, sizeof sp, "%.2fx", r->ratio);
+            snprintf(sp, sizeof sp, "%.2fx", advise ? r->pmed : r->ratio);
             snprintf(spread, sizeof spread, "(%.2f-%.2f)", r->rmin, r->rmax);
             snprintf(iv, sizeof iv, "(%.2f-%.2f)", r->lo, r->hi);
         }
@@ -307,6 +308,7 @@ void bench_json(FILE *out, const bench_t *b, bool agree)
         json_num(out, "speedup", r->ratio, "%.4f");
         json_num(out, "speedup_min", r->rmin, "%.4f");
         json_num(out, "speedup_max", r->rmax, "%.4f");
+        json_num(out, "speedup_paired_median", r->pmed, "%.4f");
         json_num(out, "speedup_interval_low", r->lo, "%.4f");
         json_num(out, "speedup_interval_high", r->hi, "%.4f");
         fprintf(out, ",\"outputs_agree\":%s}",

@@ -472,37 +472,6 @@ EOF
     [ "$status" -eq 2 ]
 }
 
-@test "advise: measures every feature, the defaults and all, prints a setting; --write gives a file run --config loads" {
-    run ga advise -r 2 --check-digest result --write "$T/adv.conf" -- "$PROGS/door_getproc" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    for row in native pool async_pool pinned coalesce staging graphs kernels defaults all; do
-        echo "$output" | grep -Eq "^$row +[0-9]+ +[0-9.]+ (us|ms|s) " || { echo "no row $row"; false; }
-    done
-    no_line '^tune ' # no table: nothing for tune to do
-    [[ "$output" == *"profiling the command once"* ]]
-    [[ "$output" == *"Opportunities"* ]]
-    echo "$output" | grep -q '^advice: '
-    [ -s "$T/adv.conf" ]
-    # what advise wrote is what a run under --config sees, and it has no problem
-    run env GPUACCEL_CONFIG="$T/adv.conf" "$GA_TOOL" env --check
-    echo "$output"
-    [ "$status" -eq 0 ]
-    for line in $(grep -v '^#' "$T/adv.conf"); do
-        echo "$output" | grep -Eq "^${line%%=*} +[^ ]+ +${line#*=} " || { echo "not loaded: $line"; false; }
-    done
-    run ga ab -r 1 --config "$T/adv.conf" --check-digest result -- "$PROGS/door_getproc" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    echo "$output" | grep -Eq '^config +[0-9.]+ (us|ms|s) .* agree$'
-    run ga run --config "$T/adv.conf" -- sh -c 'echo "$GPUACCEL_CONFIG"'
-    [ "$output" = "$(readlink -f "$T/adv.conf")" ]
-    run ga run --config /nonexistent/x.conf -- true
-    [ "$status" -eq 2 ]
-    run ga advise --svg x -- true
-    [ "$status" -eq 2 ]
-}
-
 @test "profile and tune check -o before running: a missing directory, an existing file (--force), a .json suffix" {
     run ga profile -o /nonexistent/dir/p -- sh -c 'echo ran'
     echo "$output"
