@@ -78,9 +78,10 @@ const command_t commands[] = {
 const unsigned n_commands = sizeof commands / sizeof commands[0];
 
 static const char usage_tail[] =
-    "\n  --help, --version; gpuaccel COMMAND --help for one command\n"
-    "exit: 0 ok, 1 outputs differ or a run failed, 2 usage, 77 no GPU (--require-gpu),\n"
-    "      126 CMD not executable, 127 CMD not found; run and profile return CMD's status\n";
+    "\n  --help, --version; gpuaccel COMMAND --help for one command's options and defaults\n"
+    "exit: 0 ok, 1 outputs differ, a run failed or no profile was written, 2 usage,\n"
+    "      77 no GPU (--require-gpu), 126 CMD not executable, 127 CMD not found,\n"
+    "      130/143 ab or advise interrupted; run, profile and tune return CMD's status\n";
 
 static const command_t *command_named(const char *name)
 {
