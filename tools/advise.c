@@ -198,6 +198,9 @@ static void profile_once(advise_t *a)
         unlink_profile(files[i]);
     if (n >= 0)
         pf_free_list(files, n);
+    char owner[96]; /* left by a program that died before writing */
+    snprintf(owner, sizeof owner, "%s.owner", base);
+    unlink(owner);
 }
 
 /* ---- the tuner --------------------------------------------------------------------- */

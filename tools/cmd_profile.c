@@ -56,15 +56,37 @@ static int list_profiles(const char *out, time_t since)
     return others + have_main;
 }
 
+/* Is `path` (a file name without its ".tmp", beside the base's own, named
+ * `base`) one of the run's files: BASE, BASE.<pid> or BASE.rank<R>.<pid>,
+ * with .txt, .json or .trace.json? */
+static bool run_file(const char *base, const char *path)
+{
+    static const char *const ext[] = {".trace.json", ".json", ".txt"};
+    size_t n = strlen(path);
+    for (unsigned i = 0; i < 3; i++) {
+        size_t e = strlen(ext[i]);
+        if (n <= e || strcmp(path + n - e, ext[i]))
+            continue;
+        char json[PATH_MAX + 16];
+        snprintf(json, sizeof json, "%.*s.json", (int)(n - e), path);
+        return !strncmp(path, base, n - e) && strlen(base) == n - e
+                   ? true : pf_is_process_file(base, json);
+    }
+    return false;
+}
+
 /* What a run may leave when a process died before writing: the claim
- * BASE.owner of a process that is gone, and half-written BASE*.tmp files (the
- * library renames each file into place once all three are written). */
+ * BASE.owner of a process that is gone, and half-written temporaries of the
+ * run's files (the library renames each file into place once all three are
+ * written). Another run's files that share the prefix are not touched. */
 static void clean_run(const char *base)
 {
     char dir[PATH_MAX], prefix[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", base);
     char *slash = strrchr(dir, '/');
     snprintf(prefix, sizeof prefix, "%s.", slash ? slash + 1 : base);
+    char prefix_name[PATH_MAX];
+    snprintf(prefix_name, sizeof prefix_name, "%s", slash ? slash + 1 : base);
     if (slash)
         slash == dir ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
     else
@@ -77,8 +99,11 @@ static void clean_run(const char *base)
             continue;
         char path[2 * PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char name[NAME_MAX + 1];
+        snprintf(name, sizeof name, "%.*s", (int)(n > 4 ? n - 4 : 0), e->d_name);
         if (n > plen + 4 && !strcmp(e->d_name + n - 4, ".tmp")) {
-            unlink(path);
+            if (run_file(prefix_name, name))
+                unlink(path);
         } else if (!strcmp(e->d_name + plen, "owner")) {
             char *text = slurp(path);
             pid_t pid = text ? (pid_t)atoi(text) : 0;

@@ -65,12 +65,17 @@ signalled() {
 }
 
 @test "a crash is named as a crash, not as a program without CUDA calls" {
+    # a half-written file of this run's names is removed; another run's (c.other) is not
+    touch "$T/c.4242.json.tmp" "$T/c.other.json.tmp"
     run ga profile -o "$T/c" -- "$PROGS/wait_prog" crash
     echo "$output"
     [ "$status" -eq 139 ]
     [[ "$output" == *"wait_prog was killed by SIGSEGV"* ]]
     [[ "$output" != *"no CUDA call"* ]]
     [ ! -e "$T/c.json" ]
+    [ ! -e "$T/c.4242.json.tmp" ]
+    [ -e "$T/c.other.json.tmp" ]
+    rm "$T/c.other.json.tmp"
     no_leftovers "$T/c" # the claim the crashed process held is gone too
 }
 
