@@ -90,6 +90,10 @@ speedup() {
     [[ "$output" == *": 1.60x of native, 95% interval 1.60-1.60x, "* ]]
     [[ "$output" == *"separated from every other setting"* ]]
     echo "$output" | grep -Eq '^defaults +[0-9]+ +90 +0\.89x '
+    # graphs paid alone and is not a default: the defaults plus graphs were
+    # tried (70); coalesce did not pay: no defaults+coalesce
+    echo "$output" | grep -Eq '^defaults\+graphs +[0-9]+ +70 +1\.14x '
+    no_line '^defaults\+coalesce '
     grep -qx 'GPUACCEL_KERNELS=0' "$T/m.conf"
     run ga ab -r 2 --config "$T/m.conf" --metric '^work_ms: ([0-9]+)' -- "$T/knob"
     [ "$status" -eq 0 ]
