@@ -17,7 +17,9 @@
 const char *const pf_dir_name[PF_DIRS] = {"htod", "dtoh", "dtod", "other"};
 const char *const pf_bucket_name[PF_BUCKETS] = {"<=256 B", "<=4 KiB", "<=64 KiB", "<=1 MiB",
                                                 ">1 MiB"};
-const char *const pf_opp_name[PF_OPPS] = {"coalesce", "pool", "graphs", "tune", "kernels"};
+const char *const pf_opp_name[PF_OPPS] = {"coalesce", "coalesce_mirrors", "pool", "async_pool",
+                                          "pinned", "staging", "streams", "lazy_sync",
+                                          "graphs", "tune", "kernels"};
 
 /* ---- records: objects read by a table of their fields ----------------------------- */
 typedef enum { F_UINT, F_STRING, F_ARRAY } kind_t;
@@ -182,14 +184,17 @@ static const char *opportunity_item(void *ctx, const char *v)
 {
     reader_t *rd = ctx;
     json_slice_t feature, verdict;
-    uint64_t saving = 0;
+    pf_opp_t o = {PF_NO, 0, UINT64_MAX, {"", 0}};
     field_t f[] = {STRING_FIELD("feature", true, &feature), STRING_FIELD("verdict", true, &verdict),
-                   UINT_FIELD("saving_ns", true, &saving)};
-    if (!(v = record(v, 2, f, 3, &rd->missing)) || rd->missing)
+                   UINT_FIELD("saving_ns", true, &o.saving_ns),
+                   UINT_FIELD("acts_on", false, &o.acts_on), STRING_FIELD("check", false, &o.check)};
+    if (!(v = record(v, 2, f, 5, &rd->missing)) || rd->missing)
         return v;
+    o.verdict = json_is(verdict, "helps") ? PF_HELPS : json_is(verdict, "unknown") ? PF_UNKNOWN
+                                                                                  : PF_NO;
     int i = index_of(feature, pf_opp_name, PF_OPPS);
     if (i >= 0) /* a feature this gpuaccel does not know is left out of the merge */
-        rd->sink->opportunity(rd->sink->ctx, (unsigned)i, json_is(verdict, "helps"), saving);
+        rd->sink->opportunity(rd->sink->ctx, (unsigned)i, &o);
     return v;
 }
 

@@ -13,10 +13,21 @@
 
 #include "json.h"
 
-enum { PF_DIRS = 4, PF_BUCKETS = 5, PF_OPPS = 5 };
+enum { PF_DIRS = 4, PF_BUCKETS = 5, PF_OPPS = 11 };
 extern const char *const pf_dir_name[PF_DIRS];       /* htod dtoh dtod other */
 extern const char *const pf_bucket_name[PF_BUCKETS]; /* <=256 B ... >1 MiB */
-extern const char *const pf_opp_name[PF_OPPS];       /* coalesce pool graphs tune kernels */
+/* coalesce coalesce_mirrors pool async_pool pinned staging streams lazy_sync
+ * graphs tune kernels: the profile's order (gpuaccel-profile/3) */
+extern const char *const pf_opp_name[PF_OPPS];
+
+/* An opportunity as a profile states it. */
+typedef enum { PF_HELPS, PF_NO, PF_UNKNOWN } pf_verdict_t;
+typedef struct pf_opp {
+    pf_verdict_t verdict;
+    uint64_t saving_ns;
+    uint64_t acts_on; /* UINT64_MAX: not recorded (/1 and /2 files) */
+    json_slice_t check;
+} pf_opp_t;
 
 /* One process: what its profile says, and sums over its lists. */
 typedef struct pf_proc {
@@ -41,7 +52,7 @@ typedef struct pf_sink {
     void (*copy)(void *ctx, unsigned dir, unsigned bucket, uint64_t count, uint64_t bytes,
                  uint64_t ns);
     void (*counter)(void *ctx, json_slice_t feature, json_slice_t name, uint64_t value);
-    void (*opportunity)(void *ctx, unsigned feature, bool helps, uint64_t saving_ns);
+    void (*opportunity)(void *ctx, unsigned feature, const pf_opp_t *opp);
 } pf_sink_t;
 
 /* Reads `path` into *p and the sink. Returns the file's text (free it after

@@ -41,6 +41,7 @@ typedef struct merge {
     uint64_t copy[PF_DIRS][PF_BUCKETS][3]; /* count, bytes, ns */
     unsigned helps[PF_OPPS];
     uint64_t saving[PF_OPPS];
+    bool seen[PF_OPPS]; /* some profile has an estimate for it (older ones lack some) */
     bool oom;
 } merge_t;
 
@@ -98,11 +99,13 @@ static void on_counter(void *ctx, json_slice_t feature, json_slice_t name, uint6
         r->a += value;
 }
 
-static void on_opportunity(void *ctx, unsigned f, bool helps, uint64_t saving_ns)
+static void on_opportunity(void *ctx, unsigned f, const pf_opp_t *o)
 {
     merge_t *m = ctx;
+    bool helps = o->verdict == PF_HELPS;
     m->helps[f] += helps;
-    m->saving[f] += helps ? saving_ns : 0;
+    m->saving[f] += helps ? o->saving_ns : 0;
+    m->seen[f] = true;
 }
 
 /* ---- reading the files ------------------------------------------------------------ */
@@ -362,10 +365,20 @@ static void text_totals(ga_out_t *o, const merge_t *m, const pf_proc_t *t)
 static void text_opps(ga_out_t *o, const merge_t *m)
 {
     ga_out_s(o, "\nOpportunities (in how many processes each feature would help; estimates "
-                "summed)\n  feature   helps in     saving\n");
-    for (unsigned f = 0; f < PF_OPPS; f++) {
+                "summed, the largest first)\n  feature           helps in     saving\n");
+    unsigned order[PF_OPPS], n = 0;
+    for (unsigned f = 0; f < PF_OPPS; f++) { /* by the saving summed, then in the list's order */
+        if (!m->seen[f])
+            continue;
+        unsigned j = n++;
+        for (; j > 0 && m->saving[order[j - 1]] < m->saving[f]; j--)
+            order[j] = order[j - 1];
+        order[j] = f;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        unsigned f = order[k];
         ga_cell_t c;
-        ga_out_s(o, "  "), ga_out_s(ga_cell(&c), pf_opp_name[f]), ga_out_cell(o, &c, 10, false);
+        ga_out_s(o, "  "), ga_out_s(ga_cell(&c), pf_opp_name[f]), ga_out_cell(o, &c, 18, false);
         ga_out_t *w = ga_cell(&c);
         ga_out_u(w, m->helps[f]), ga_out_s(w, " of "), ga_out_u(w, (uint64_t)m->n);
         ga_out_cell(o, &c, 10, false);
@@ -565,8 +578,11 @@ static void json_counters(ga_out_t *o, const merge_t *m)
 static void json_lists(ga_out_t *o, const merge_t *m)
 {
     ga_out_key(o, "opportunities", false), ga_out_s(o, "[");
-    for (unsigned f = 0; f < PF_OPPS; f++) {
-        ga_out_s(o, f ? ",{" : "{"), ga_out_key(o, "feature", true), ga_out_js(o, pf_opp_name[f]);
+    for (unsigned f = 0, first = 1; f < PF_OPPS; f++) {
+        if (!m->seen[f])
+            continue;
+        ga_out_s(o, first ? "{" : ",{"), first = 0;
+        ga_out_key(o, "feature", true), ga_out_js(o, pf_opp_name[f]);
         ga_out_ku(o, "helps_in", m->helps[f]), ga_out_ku(o, "saving_ns", m->saving[f]);
         ga_out_s(o, "}");
     }

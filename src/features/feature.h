@@ -129,7 +129,12 @@ typedef struct ga_feature {
     void (*alloc_async_begin)(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, bool per_thread);
     void (*alloc_done)(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
     void (*free_done)(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r);
-    void (*copy_done)(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUresult r);
+    /* A copy (the program's, or a feature's answer to it) returned: `host` the
+     * host side of a copy to or from the device (NULL for the others; nothing
+     * is known of it: it may even be device memory), `dev` the device side
+     * (dst for cuMemcpy and cuMemcpyAsync, whose direction is the driver's). */
+    void (*copy_done)(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host, CUdeviceptr dev,
+                      size_t bytes, uint64_t ns, CUresult r);
     /* The program's own copy (one `read` offered and nobody served) went to
      * the driver. */
     void (*read_issued)(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,

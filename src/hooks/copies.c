@@ -28,7 +28,7 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
             ga_stream_mark_idle(m);
         GA_EACH(read_issued, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, r);
     }
-    GA_EACH(copy_done, GA_COPY_DTOH, ByteCount, since(t0), r);
+    GA_EACH(copy_done, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount, since(t0), r);
     return r;
 }
 
@@ -43,7 +43,7 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
         ga_work_end(rt, r, hStream, ga_entries[id].per_thread, false);
         GA_EACH(read_issued, rt, id, dstHost, srcDevice, ByteCount, hStream, r);
     }
-    GA_EACH(copy_done, GA_COPY_DTOH, ByteCount, since(t0), r);
+    GA_EACH(copy_done, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount, since(t0), r);
     return r;
 }
 
@@ -61,7 +61,7 @@ CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdevice
         ga_data_end(rt, r, NULL, ga_entries[id].per_thread);
         GA_EACH(read_issued, rt, id, (void *)(uintptr_t)dst, src, ByteCount, GA_DEFSTREAM, r);
     }
-    GA_EACH(copy_done, GA_COPY_OTHER, ByteCount, since(t0), r);
+    GA_EACH(copy_done, rt, GA_COPY_OTHER, NULL, dst, ByteCount, since(t0), r);
     return r;
 }
 
@@ -77,7 +77,7 @@ CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CU
         ga_data_end(rt, r, hStream, ga_entries[id].per_thread);
         GA_EACH(read_issued, rt, id, (void *)(uintptr_t)dst, src, ByteCount, hStream, r);
     }
-    GA_EACH(copy_done, GA_COPY_OTHER, ByteCount, since(t0), r);
+    GA_EACH(copy_done, rt, GA_COPY_OTHER, NULL, dst, ByteCount, since(t0), r);
     return r;
 }
 
@@ -94,7 +94,7 @@ CUresult ga_hook_htod(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice, cons
     if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, GA_DEFSTREAM, &r))
         r = GA_REAL(rt, id, cuMemcpyHtoD_v2)(dstDevice, srcHost, ByteCount);
     ga_hooks_plain_after(rt, r, GA_DEFSTREAM, pt, true, false);
-    GA_EACH(copy_done, GA_COPY_HTOD, ByteCount, since(t0), r);
+    GA_EACH(copy_done, rt, GA_COPY_HTOD, srcHost, dstDevice, ByteCount, since(t0), r);
     return r;
 }
 
@@ -108,6 +108,6 @@ CUresult ga_hook_htod_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice
     if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, hStream, &r))
         r = GA_REAL(rt, id, cuMemcpyHtoDAsync_v2)(dstDevice, srcHost, ByteCount, hStream);
     ga_hooks_plain_after(rt, r, hStream, pt, true, false);
-    GA_EACH(copy_done, GA_COPY_HTOD, ByteCount, since(t0), r);
+    GA_EACH(copy_done, rt, GA_COPY_HTOD, srcHost, dstDevice, ByteCount, since(t0), r);
     return r;
 }

@@ -54,7 +54,7 @@ ga() {
     run ga run
     [ "$status" -eq 2 ]
     [[ "$output" == *"no command to run"* ]]
-    run ga ab --enable pool -- true
+    run ga ab --enable pool --config /dev/null -- true
     [ "$status" -eq 2 ]
     run "$GA_TOOL" env extra
     [ "$status" -eq 2 ]
@@ -172,7 +172,7 @@ ga() {
 }
 
 @test "ab: a CUDA program on the fake driver, digests agree" {
-    run ga ab -n 2 --check-digest '^result' -- "$PROGS/door_getproc" "$PTX"
+    run ga ab -r 2 --check-digest '^result' -- "$PROGS/door_getproc" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
     has_words '2 runs each, alternating, after one warm-up'
@@ -181,11 +181,11 @@ ga() {
 }
 
 @test "ab: --feature picks one row; --per-feature one per feature plus all" {
-    run ga ab -n 1 --feature pool -- true
+    run ga ab -r 1 --feature pool -- true
     [ "$status" -eq 0 ]
     echo "$output" | grep -q '^pool '
     no_line '^all '
-    run ga ab -n 1 --per-feature -- true
+    run ga ab -r 1 --per-feature -- true
     [ "$status" -eq 0 ]
     for f in native $(toggled_features) all; do echo "$output" | grep -q "^$f "; done
     echo "$output" | grep -q 'not checked'
@@ -193,7 +193,7 @@ ga() {
 
 @test "ab: --json is machine-readable" {
     command -v python3 >/dev/null || skip "no python3"
-    ga ab -n 2 --per-feature --json --check-digest result -- "$PROGS/door_getproc" "$PTX" > "$T/ab.json"
+    ga ab -r 2 --per-feature --json --check-digest result -- "$PROGS/door_getproc" "$PTX" > "$T/ab.json"
     python3 - "$T/ab.json" "$(toggled_features)" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -209,7 +209,7 @@ EOF
 }
 
 @test "ab: --svg writes a bar chart" {
-    run ga ab -n 2 --per-feature --svg "$T/ab.svg" -- true
+    run ga ab -r 2 --per-feature --svg "$T/ab.svg" -- true
     [ "$status" -eq 0 ]
     python3 -c 'import xml.dom.minidom as m,sys; m.parse(sys.argv[1])' "$T/ab.svg"
     # a legend, the library's version and date, and (no GPU here) a clear mark
@@ -225,41 +225,46 @@ EOF
     if command -v python3 >/dev/null; then
         python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/ab.svg"
     fi
-    run ga ab -n 1 --svg /nonexistent/dir/x.svg -- true
+    run ga ab -r 1 --svg /nonexistent/dir/x.svg -- true
     [ "$status" -eq 2 ]
 }
 
 @test "ab: outputs that differ exit 1 and say so" {
-    run ga ab -n 1 --check-digest '^digest' -- sh -c 'echo digest ${LD_PRELOAD:+library}${LD_PRELOAD:-native}'
+    run ga ab -r 1 --check-digest '^digest' -- sh -c 'echo digest ${LD_PRELOAD:+library}${LD_PRELOAD:-native}'
     echo "$output"
     [ "$status" -eq 1 ]
     [[ "$output" == *"all output differs:"*"native: digest native"*"all: digest library"* ]]
     echo "$output" | grep -Eq '^all .*DIFFER$'
     [[ "$output" == *"outputs differ between the native run and the library's"* ]]
-    run ga ab -n 1 --check-digest '^nothing matches' -- echo hello
-    [ "$status" -eq 0 ] # the same "(no line matches)" on both sides
+    # a pattern that matches no line is an error, not two empty digests that agree
+    run ga ab -r 1 --check-digest '^nothing matches' -- echo hello
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--check-digest '^nothing matches' matched no line of the native run's standard output"* ]]
+    no_line '^all .*agree$'
 }
 
 @test "ab: --check-file compares the file's bytes after each run" {
-    run ga ab -n 2 --check-file "$T/out.bin" -- sh -c "printf 'a\\0b' > '$T/out.bin'"
+    run ga ab -r 2 --check-file "$T/out.bin" -- sh -c "printf 'a\\0b' > '$T/out.bin'"
     [ "$status" -eq 0 ]
     echo "$output" | grep -Eq '^all .* agree$'
-    run ga ab -n 1 --check-file "$T/out2" -- sh -c "echo \${LD_PRELOAD:+x} > '$T/out2'"
+    run ga ab -r 1 --check-file "$T/out2" -- sh -c "echo \${LD_PRELOAD:+x} > '$T/out2'"
     [ "$status" -eq 1 ]
     [[ "$output" == *"all: $T/out2 differs from the native run's"* ]]
 }
 
 @test "ab: a failing command stops with exit 1 and its stderr" {
-    run ga ab -n 2 -- sh -c 'echo boom >&2; exit 3'
+    run ga ab -r 2 -- sh -c 'echo boom >&2; exit 3'
     [ "$status" -eq 1 ]
     [[ "$output" == *"native run of 'sh' failed (exit status 3)"* ]]
     [[ "$output" == *"boom"* ]]
 }
 
 @test "ab: option errors" {
-    run ga ab -n 0 -- true
+    run ga ab -r 0 -- true
     [ "$status" -eq 2 ]
-    run ga ab -n many -- true
+    run ga ab --runs many -- true
+    [ "$status" -eq 2 ]
+    run ga ab -w -1 -- true
     [ "$status" -eq 2 ]
     run ga ab --feature warp -- true
     [ "$status" -eq 2 ]
@@ -273,10 +278,10 @@ EOF
 
 @test "ab: no GPU is a note, or exit 77 with --require-gpu" {
     [ ! -e /dev/nvidiactl ] && [ ! -e /dev/nvidia0 ] || skip "this machine has a GPU"
-    run ga ab -n 1 -- true
+    run ga ab -r 1 -- true
     [ "$status" -eq 0 ]
     [[ "$output" == *"note: no NVIDIA GPU here"* ]]
-    run ga ab -n 1 --require-gpu -- true
+    run ga ab -r 1 --require-gpu -- true
     [ "$status" -eq 77 ]
     [ "$output" = "gpuaccel: no GPU: /dev/nvidiactl is missing (--require-gpu)" ]
 }
@@ -355,6 +360,11 @@ EOF
         -- "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
     [ "$status" -eq 0 ]
     has_words '0 verified entries'
+    # several globs, comma-separated: one of them names add
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table.2" \
+        --kernel 'nomatch*,ad?' -- "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
+    [ "$status" -eq 0 ]
+    has_words '1 verified entries'
     run "$GA_TOOL" tune -o
     [ "$status" -eq 2 ]
     run "$GA_TOOL" tune --frobnicate -- true
@@ -435,7 +445,7 @@ EOF
     # The boolean switches of the list, by variable, against what `ab` runs.
     want=$(sed -n 's/^GA_FEATURE([a-z_]*, \(GPUACCEL_[A-Z_]*\), 1)$/\1/p' \
         "$GA_SRC/src/features/features.def" | sort)
-    got=$(ga ab -n 1 --per-feature --json -- true |
+    got=$(ga ab -r 1 --per-feature --json -- true |
         python3 -c 'import json,sys; print("\n".join("GPUACCEL_" + r["feature"].upper() for r in json.load(sys.stdin)["rows"] if r["feature"] not in ("native", "all")))' | sort)
     echo "list: $want"
     echo "command: $got"
@@ -459,37 +469,6 @@ EOF
     run env GPUACCEL=0 "$GA_TOOL" env
     echo "$output" | grep -Eq '^GPUACCEL_POOL +[01] +- +0 '
     run "$GA_TOOL" env --bogus
-    [ "$status" -eq 2 ]
-}
-
-@test "advise: measures every feature, the defaults and all, prints a setting; --write gives a file run --config loads" {
-    run ga advise -n 2 --check-digest result --write "$T/adv.conf" -- "$PROGS/door_getproc" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    for row in native pool async_pool pinned coalesce staging graphs kernels defaults all; do
-        echo "$output" | grep -Eq "^$row +[0-9.]+ (us|ms|s) " || { echo "no row $row"; false; }
-    done
-    no_line '^tune ' # no table: nothing for tune to do
-    [[ "$output" == *"profiling the command once"* ]]
-    [[ "$output" == *"Opportunities"* ]]
-    echo "$output" | grep -q '^advice: '
-    [ -s "$T/adv.conf" ]
-    # what advise wrote is what a run under --config sees, and it has no problem
-    run env GPUACCEL_CONFIG="$T/adv.conf" "$GA_TOOL" env --check
-    echo "$output"
-    [ "$status" -eq 0 ]
-    for line in $(grep -v '^#' "$T/adv.conf"); do
-        echo "$output" | grep -Eq "^${line%%=*} +[^ ]+ +${line#*=} " || { echo "not loaded: $line"; false; }
-    done
-    run ga ab -n 1 --config "$T/adv.conf" --check-digest result -- "$PROGS/door_getproc" "$PTX"
-    echo "$output"
-    [ "$status" -eq 0 ]
-    echo "$output" | grep -Eq '^config +[0-9.]+ (us|ms|s) .* agree$'
-    run ga run --config "$T/adv.conf" -- sh -c 'echo "$GPUACCEL_CONFIG"'
-    [ "$output" = "$(readlink -f "$T/adv.conf")" ]
-    run ga run --config /nonexistent/x.conf -- true
-    [ "$status" -eq 2 ]
-    run ga advise --svg x -- true
     [ "$status" -eq 2 ]
 }
 
@@ -531,18 +510,18 @@ EOF
 
 @test "JSON stays valid with a non-UTF-8 byte on the command line (ab --json, the profile)" {
     command -v python3 >/dev/null || skip "no python3"
-    ga ab -n 1 --json -- "$PROGS/door_getproc" "$PTX" $'caf\xe9' > "$T/ab.json"
+    ga ab -r 1 --json -- "$PROGS/door_getproc" "$PTX" $'caf\xe9' > "$T/ab.json"
     python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert d["command"][-1]=="caf\ufffd", d["command"]' "$T/ab.json"
     run ga profile -o "$T/p" -- "$PROGS/door_getproc" "$PTX" $'\xff\xfe'
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8"))' "$T/p.json"
 }
 
-@test "options follow getopt_long: --opt=value, -n5, per-command --help" {
+@test "options follow getopt_long: --opt=value, -r2, per-command --help" {
     run ga run --enable=pool -- sh -c 'echo "$GPUACCEL_POOL"'
     [ "$status" -eq 0 ]
     [ "$output" = 1 ]
-    run ga ab -n2 --json -- true
+    run ga ab -r 2 --json -- true
     [ "$status" -eq 0 ]
     has_words '"runs":2'
     for c in run profile tune report ab advise kernels env; do
@@ -554,24 +533,24 @@ EOF
 }
 
 @test "ab: mean +/- sigma beside median/min/max; --export-json/-csv/-markdown beside the table" {
-    run ga ab -n 3 --check-digest result --export-json "$T/x.json" --export-csv "$T/x.csv" \
+    run ga ab -r 3 --check-digest result --export-json "$T/x.json" --export-csv "$T/x.csv" \
         --export-markdown "$T/x.md" -- "$PROGS/door_getproc" "$PTX"
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"mean +/- sigma"* ]]
     echo "$output" | grep -Eq '^all +[0-9.]+ (us|ms|s) +[0-9.]+ (us|ms|s) \+/- '
-    [ "$(head -1 "$T/x.csv")" = "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,outputs" ]
+    [ "$(head -1 "$T/x.csv")" = "config,median_s,mean_s,stddev_s,min_s,max_s,speedup,speedup_min,speedup_max,outputs,runs,runs_requested,measure" ]
     grep -q '^all,[0-9.]*,[0-9.]*,[0-9.]*,' "$T/x.csv"
     grep -q '^| all | ' "$T/x.md"
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rows"][0]; assert r["mean_s"] > 0 and r["stddev_s"] >= 0 and d["runs"] == 3' "$T/x.json"
 }
 
 @test "ab: Ctrl-C prints the rounds completed and exits 130" {
-    run timeout --preserve-status -s INT 3 "$GA_TOOL" ab --lib "$GA_LIB" -n 200 -- sleep 0.2
+    run timeout --preserve-status -s INT 3 "$GA_TOOL" ab --lib "$GA_LIB" -r 200 -- sleep 0.2
     echo "$output"
     [ "$status" -eq 130 ]
     [[ "$output" == *"interrupted after"*"complete round"* ]]
-    [[ "$output" == *"(interrupted: the rounds completed)"* ]]
+    [[ "$output" == *"(interrupted: the rounds completed, "*" of 200 asked)"* ]]
     echo "$output" | grep -Eq '^native +[0-9.]+ ms'
 }
 

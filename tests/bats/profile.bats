@@ -86,7 +86,7 @@ profiled() { # PREFIX PROG ARGS...
     # "fill" that is 21 segments of one launch and no repeated sequence
     [ "$(py "$T/p" 'd["sequences"]["segments"], d["sequences"]["single_launch_segments"]')" = "21 21" ]
     [ "$(py "$T/p" 'd["sequences"]["list"]')" = "[]" ]
-    [ "$(py "$T/p" '[o["feature"] for o in d["opportunities"]]')" = "['coalesce', 'pool', 'graphs', 'tune', 'kernels']" ]
+    [ "$(py "$T/p" '[o["feature"] for o in d["opportunities"]]')" = "['coalesce', 'coalesce_mirrors', 'pool', 'async_pool', 'pinned', 'staging', 'streams', 'lazy_sync', 'graphs', 'tune', 'kernels']" ]
     grep -q '"cat":"driver","ph":"X"' "$T/p.trace.json"
 }
 
@@ -188,7 +188,7 @@ os.waitpid(pid, 0); print(pid)"
     [ ! -e "$T/multi.owner" ]
 }
 
-@test "a process with a rank: PATH.rank<R>.<pid>.*, valid against the schema (gpuaccel-profile/2)" {
+@test "a process with a rank: PATH.rank<R>.<pid>.*, valid against the schema (gpuaccel-profile/3)" {
     command -v python3 >/dev/null || skip "no python3"
     run env RANK=3 WORLD_SIZE=4 GPUACCEL_PROFILE="$T/r" LD_PRELOAD="$GA_LIB" \
         LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
@@ -199,5 +199,62 @@ os.waitpid(pid, 0); print(pid)"
     check_files "${f%.json}"
     [ ! -e "$T/r.json" ]
     [ ! -e "$T/r.owner" ]
-    [ "$(py "${f%.json}" 'd["schema"], d["job"]["world_size"]')" = "gpuaccel-profile/2 4" ]
+    [ "$(py "${f%.json}" 'd["schema"], d["job"]["world_size"]')" = "gpuaccel-profile/3 4" ]
+}
+
+@test "an estimate for every feature, from what the profile recorded, the largest first, each with its check" {
+    command -v python3 >/dev/null || skip "no python3"
+    # mix_prog gives each feature its work (tests/progs/mix_prog.c); every
+    # feature off, as gpuaccel profile runs it (async_pool on keeps the memory)
+    run env GPUACCEL=0 GPUACCEL_PROFILE="$T/m" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/mix_prog" "$PTX"
+    [ "$status" -eq 0 ]
+    python3 - "$T/m.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuaccel-profile/3", d["schema"]
+ops = {o["feature"]: o for o in d["opportunities"]}
+# what each acts on, as mix_prog makes it: 8 pageable 8 MiB copies each way,
+# 32 page-locked pairs, 33 streams created and destroyed, 32 stream-ordered
+# allocations of which all but the first mapped memory the sync had released
+assert ops["staging"]["acts_on"] == 16, ops["staging"]
+assert ops["pinned"]["acts_on"] == 32 and d["page_locked"]["allocations"] == 32, ops["pinned"]
+assert ops["streams"]["acts_on"] == 33 and d["streams"]["destroyed"] == 33, ops["streams"]
+assert ops["async_pool"]["acts_on"] == 31 and d["allocations"]["stream_ordered"] == 32, ops["async_pool"]
+assert d["synchronizations"]["shared_memory_made"] is True
+assert "never defers" in ops["lazy_sync"]["reason"], ops["lazy_sync"]
+assert "no replacement is listed" in ops["kernels"]["reason"] or ops["kernels"]["acts_on"] > 0
+large = {(c["direction"], c["host"]): c["count"] for c in d["copies"]["large"]}
+assert large == {("htod", "pageable"): 8, ("dtoh", "pageable"): 8, ("htod", "page_locked"): 0,
+                 ("dtoh", "page_locked"): 0}, large
+for f, o in ops.items():
+    assert o["reason"] and o["check"].endswith("-- COMMAND"), o
+assert ops["staging"]["check"] == "gpuaccel ab --feature staging -- COMMAND"
+assert "assumed" in ops["staging"]["reason"]  # no page-locked copy that large to measure
+# the text: the ones that would help by their saving, each with its check line
+text = d["text"].split("\n")
+rows = [l.split()[0] for l in text if l.startswith("  ") and len(l.split()) > 1 and l.split()[0] in ops]
+helps = [f for f in rows if ops[f]["verdict"] == "helps"]
+assert helps == sorted(helps, key=lambda f: -ops[f]["saving_ns"]), helps
+assert rows[:len(helps)] == helps, rows
+for f in helps:
+    i = next(k for k, l in enumerate(text) if l.startswith("  " + f + " "))
+    assert text[i + 1].strip() == "check: " + ops[f]["check"], text[i + 1]
+PY
+}
+
+@test "lazy_sync's estimate: synchronizations after kernels alone, none of them after shared memory" {
+    command -v python3 >/dev/null || skip "no python3"
+    run env GPUACCEL=0 GPUACCEL_PROFILE="$T/l" LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/lazy_prog" "$PTX" chain 50
+    [ "$status" -eq 0 ]
+    python3 - "$T/l.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["synchronizations"]
+o = next(o for o in d["opportunities"] if o["feature"] == "lazy_sync")
+# 50 launch-then-cuCtxSynchronize rounds and the last wait: each quiet
+assert s["count"] == 51 and s["quiet"] == 51 and s["shared_memory_made"] is False, s
+assert o["acts_on"] == 51 and o["saving_ns"] == s["quiet_overlap_ns"] <= s["quiet_ns"], (o, s)
+PY
 }

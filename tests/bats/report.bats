@@ -75,7 +75,7 @@ print(json.dumps(out, sort_keys=True))'
         python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "gpuaccel-profile/2", d["schema"]
+assert d["schema"] == "gpuaccel-profile/3", d["schema"]
 assert d["pid"] == int(sys.argv[3])
 assert d["job"] == {"rank_variable": "RANK", "rank": int(sys.argv[2]), "world_size": 3,
                     "local_rank": int(sys.argv[2])}, d["job"]
@@ -84,8 +84,8 @@ assert d["text"].startswith("gpuaccel profile: pid %s, rank %s of 3," % (sys.arg
         n=$((n + 1))
     done
     [ "$n" -eq 3 ]
-    # without a rank: schema 1 as before, no "job"
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="gpuaccel-profile/1" and "job" not in d' "$T/run.json"
+    # without a rank: no "job"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="gpuaccel-profile/3" and "job" not in d' "$T/run.json"
 }
 
 @test "the launchers' variables, first match wins; a malformed rank is warned about and skipped" {

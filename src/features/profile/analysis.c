@@ -1,7 +1,11 @@
 /* analysis.c - what would help the program: at write time, a summary of the
  * recorded tables and, from it, the estimate for each feature (a verdict, the
- * time it could save and the reason, in words both reports print); and the
- * orders the reports list entry points, kernels and sequences in.
+ * time it could save, how many events it would act on, the reason, in words
+ * both reports print, and the command that measures it); and the orders the
+ * reports list entry points, kernels and sequences in.
+ *
+ * Every estimate says what it is based on: a measured time, or a figure
+ * assumed (named as such) where the profile cannot measure the replacement.
  *
  * Owns: the estimates of what each feature's replacement costs; the writer's
  * scratch index arrays while sorting.
@@ -19,6 +23,14 @@
 #define GRAPH_NODE_NS 2500u    /* most a graph saves per replayed launch */
 #define LAUNCH_FLOOR_NS 1000u  /* what a launch costs even in a graph */
 #define LONG_KERNEL_NS 20000u  /* kernels this long hide their launch cost */
+#define PINNED_BYTES_PER_NS 50u /* page-locked copies, ~50 GB/s: when none was measured */
+#define STREAM_QUERY_NS 1000u   /* what handing out a kept stream costs (a cuStreamQuery) */
+#define BUSIEST 3               /* kernels named in the kernels estimate */
+
+/* The shipped replacement table (kernels_blob.c): "<original> <replacement>
+ * ..." lines; empty in a build without nvcc (no fatbin). */
+extern const char ga_kernels_table[];
+extern const size_t ga_kernels_fatbin_size;
 
 static bool worth(uint64_t saving, uint64_t wall)
 {
@@ -54,6 +66,7 @@ void ga_prof_summarize(summary_t *s)
         s->gpu_ns += ga_prof->kern[i].gpu_ns;
         s->timed += ga_prof->kern[i].timed;
     }
+    ga_prof_lazy_close(ga_now_ns()); /* exit observes the device: a deferred wait is paid */
 }
 
 /* The tail of a reason: what the feature would save, or why it is not worth it. */
@@ -70,11 +83,13 @@ static void o_gain(ga_out_t *w, const opp_t *op, const char *would, bool cheap)
 /* Only reads that follow another with no device work between can be served
  * (the first after work fills the window, and its time is mostly the wait
  * for that work: a public Groth16 pass's 72 reads after kernels once made
- * this estimate ~267 ms where coalescing gained nothing). */
+ * this estimate ~267 ms where coalescing gained nothing); and of those, only
+ * reads in a 64 KiB block read since that work: a window holds it. */
 static void opp_coalesce(const summary_t *s, opp_t *op, ga_out_t *w)
 {
-    uint64_t mean = per(s->small_ns, s->small_n), fmean = per(s->follow_ns, s->follow_n);
-    op->saving_ns = s->follow_n * (fmean > COALESCED_READ_NS ? fmean - COALESCED_READ_NS : 0);
+    uint64_t mean = per(s->small_ns, s->small_n), hmean = per(ga_prof->win.hit_ns, ga_prof->win.hits);
+    op->acts_on = ga_prof->win.hits;
+    op->saving_ns = ga_prof->win.hits * (hmean > COALESCED_READ_NS ? hmean - COALESCED_READ_NS : 0);
     if (!s->small_n) {
         op->verdict = V_NO;
         ga_out_s(w, "no device-to-host reads of 256 bytes or less");
@@ -88,14 +103,39 @@ static void opp_coalesce(const summary_t *s, opp_t *op, ga_out_t *w)
                     "cannot save");
         return;
     }
-    ga_out_s(w, "; "), ga_out_count(w, s->follow_n);
-    ga_out_s(w, " with no device work since the read before (~"), ga_out_dur(w, fmean);
-    ga_out_s(w, " each)");
-    o_gain(w, op, "coalescing could save", fmean <= COALESCED_READ_NS);
+    ga_out_s(w, "; "), ga_out_count(w, ga_prof->win.hits);
+    ga_out_s(w, " with no device work since the read before, in a 64 KiB block read since it (~");
+    ga_out_dur(w, hmean), ga_out_s(w, " each; a window costs ~0.5 us, assumed)");
+    o_gain(w, op, "coalescing could save", ga_prof->win.hits && hmean <= COALESCED_READ_NS);
+}
+
+/* Reads a window would miss (no device work since the read before, but in a
+ * block not read since it): a mirror of the whole allocation serves them once
+ * it is made (GPUACCEL_COALESCE_MIRRORS=1). The copies that make the mirrors
+ * are not recorded: the estimate is before their cost. */
+static void opp_coalesce_mirrors(const summary_t *s, opp_t *op, ga_out_t *w)
+{
+    uint64_t mmean = per(ga_prof->win.miss_ns, ga_prof->win.misses);
+    op->acts_on = ga_prof->win.misses;
+    op->saving_ns = ga_prof->win.misses * (mmean > COALESCED_READ_NS ? mmean - COALESCED_READ_NS : 0);
+    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    if (!ga_prof->win.misses) {
+        op->verdict = V_NO;
+        ga_out_s(w, "no small read with no device work since the read before fell outside the "
+                    "blocks already read");
+        return;
+    }
+    ga_out_count(w, ga_prof->win.misses);
+    ga_out_s(w, " small D2H reads with no device work since the read before fell outside the "
+                "64 KiB blocks read since it (~"), ga_out_dur(w, mmean);
+    ga_out_s(w, " each): a mirror of their allocation would serve them, at the cost of copying "
+                "it once (not recorded)");
+    o_gain(w, op, "mirrors could save, before that cost,", mmean <= COALESCED_READ_NS);
 }
 
 static void opp_pool(const summary_t *s, opp_t *op, ga_out_t *w)
 {
+    op->acts_on = s->pairs;
     op->saving_ns = s->pairs * (s->pair_ns > POOLED_PAIR_NS ? s->pair_ns - POOLED_PAIR_NS : 0);
     if (!ga_prof->mem.count) {
         op->verdict = V_NO;
@@ -125,6 +165,7 @@ static void opp_graphs(const summary_t *s, opp_t *op, ga_out_t *w)
     if (node > GRAPH_NODE_NS)
         node = GRAPH_NODE_NS;
     op->saving_ns = s->seq_nodes * node;
+    op->acts_on = s->seq_nodes;
     op->verdict = V_NO;
     uint64_t mean_gpu = per(s->gpu_ns, s->timed);
     if (!ga_prof->launches) {
@@ -147,13 +188,15 @@ static void opp_graphs(const summary_t *s, opp_t *op, ga_out_t *w)
     }
 }
 
-static void opp_tune(opp_t *op, ga_out_t *w)
+static void opp_tune(const summary_t *s, opp_t *op, ga_out_t *w)
 {
+    (void)s;
     unsigned configs = 0, kernels = 0;
     for (unsigned i = 0; i < MAX_KERNELS; i++)
         if (ga_prof->kern[i].launches)
             kernels++, configs += ga_prof->kern[i].ncfg;
     op->verdict = ga_prof->launches ? V_UNKNOWN : V_NO;
+    op->acts_on = ga_prof->launches;
     if (!ga_prof->launches) {
         ga_out_s(w, "no kernel launches");
         return;
@@ -163,42 +206,241 @@ static void opp_tune(opp_t *op, ga_out_t *w)
                 "bit-identical)");
 }
 
+/* Is `name` an original of the shipped replacement table (its first word on
+ * a line)? A name, not an identity: the library replaces a kernel only where
+ * its code matches the one the row was verified against. */
+static bool listed(const char *name)
+{
+    size_t n = strlen(name);
+    if (!ga_kernels_fatbin_size || !n)
+        return false;
+    for (const char *l = ga_kernels_table; *l;) {
+        if (!strncmp(l, name, n) && (l[n] == ' ' || l[n] == '\t'))
+            return true;
+        const char *nl = strchr(l, '\n');
+        if (!nl)
+            break;
+        l = nl + 1;
+    }
+    return false;
+}
+
 static void opp_kernels(const summary_t *s, opp_t *op, ga_out_t *w)
 {
-    op->verdict = ga_prof->launches ? V_UNKNOWN : V_NO;
+    op->verdict = V_NO;
     if (!ga_prof->launches) {
         ga_out_s(w, "no kernel launches");
         return;
     }
-    unsigned best = 0;
-    for (unsigned i = 1; i <= MAX_KERNELS; i++) {
-        const kern_t *a = &ga_prof->kern[i], *b = &ga_prof->kern[best];
-        if (s->timed ? a->gpu_ns > b->gpu_ns : a->launches > b->launches)
-            best = i;
+    for (unsigned i = 0; i < MAX_KERNELS; i++)
+        if (ga_prof->kern[i].launches && listed(ga_prof_kname(i)))
+            op->acts_on += ga_prof->kern[i].launches;
+    unsigned n = ga_prof_sorted_kernels(s->timed != 0), named = 0, hits = 0;
+    ga_out_s(w, "busiest: ");
+    for (unsigned i = 0; i < n && i < BUSIEST; i++) {
+        uint32_t k = ga_prof->idx[i];
+        bool has = k < MAX_KERNELS && listed(ga_prof_kname(k));
+        hits += has;
+        ga_out_s(w, named++ ? "; " : ""), ga_out_name(w, ga_prof_kname_text(k), 48);
+        if (s->timed)
+            ga_out_s(w, " ("), ga_out_dur(w, ga_prof->kern[k].gpu_ns), ga_out_s(w, " on the GPU");
+        else
+            ga_out_s(w, " ("), ga_out_count(w, ga_prof->kern[k].launches),
+                ga_out_s(w, ga_prof->kern[k].launches == 1 ? " launch" : " launches");
+        ga_out_s(w, has ? ", a replacement is listed)" : ")");
     }
-    ga_out_s(w, "helps only kernels with a replacement; busiest: ");
-    ga_out_name(w, ga_prof_kname_text(best), 60);
-    if (s->timed)
-        ga_out_s(w, " ("), ga_out_dur(w, ga_prof->kern[best].gpu_ns), ga_out_s(w, " on the GPU)");
+    if (op->acts_on) {
+        op->verdict = V_UNKNOWN;
+        ga_out_s(w, hits ? "" : "; a replacement is listed for less busy kernels");
+        ga_out_s(w, ": it applies where the code matches the verified one (gpuaccel kernels "
+                    "list; gpuaccel kernels ids PROGRAM), and only a measurement can tell by how "
+                    "much");
+    } else {
+        ga_out_s(w, ": no replacement is listed for any kernel launched (gpuaccel kernels list)");
+    }
+}
+
+/* Page-locked host memory allocated and freed again: served from a cache,
+ * a pair costs a lookup instead of the driver's pinning and unpinning. */
+static void opp_pinned(const summary_t *s, opp_t *op, ga_out_t *w)
+{
+    uint64_t na = atomic_load(&ga_prof->pin_alloc.n), nf = atomic_load(&ga_prof->pin_free.n);
+    uint64_t ta = atomic_load(&ga_prof->pin_alloc.ns), tf = atomic_load(&ga_prof->pin_free.ns);
+    uint64_t pairs = na < nf ? na : nf, pair_ns = per(ta, na) + per(tf, nf);
+    op->acts_on = pairs;
+    op->saving_ns = pairs * pair_ns;
+    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    if (!na) {
+        ga_out_s(w, "no cuMemHostAlloc or cuMemAllocHost calls");
+        return;
+    }
+    ga_out_count(w, na), ga_out_s(w, " page-locked allocations and "), ga_out_count(w, nf);
+    ga_out_s(w, " cuMemFreeHost took ~"), ga_out_dur(w, ta + tf);
+    if (!pairs) {
+        op->verdict = V_NO;
+        ga_out_s(w, ": nothing is freed, so nothing would be reused");
+        return;
+    }
+    ga_out_s(w, "; "), ga_out_count(w, pairs), ga_out_s(w, pairs == 1 ? " pair (~" : " pairs (~");
+    ga_out_dur(w, pair_ns), ga_out_s(w, " each, measured) a cache would serve");
+    o_gain(w, op, "pinned could save", false);
+}
+
+/* Large copies with pageable host memory go through the driver's own staging
+ * at a few GB/s; staged through page-locked buffers they approach a DMA from
+ * page-locked memory: the bandwidth measured on this program's large
+ * page-locked copies, or ~50 GB/s (assumed) where it made none. */
+static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
+{
+    const acc_t *pg[2] = {&ga_prof->large[0][0], &ga_prof->large[1][0]};
+    uint64_t pin_bytes = ga_prof->large[0][1].bytes + ga_prof->large[1][1].bytes;
+    uint64_t pin_ns = ga_prof->large[0][1].ns + ga_prof->large[1][1].ns;
+    bool measured = pin_bytes && pin_ns;
+    uint64_t n = pg[0]->count + pg[1]->count, bytes = pg[0]->bytes + pg[1]->bytes;
+    uint64_t ns = pg[0]->ns + pg[1]->ns, at_bw = 0;
+    for (unsigned d = 0; d < 2; d++) {
+        uint64_t t = measured ? (uint64_t)((double)pg[d]->bytes * pin_ns / pin_bytes)
+                              : pg[d]->bytes / PINNED_BYTES_PER_NS;
+        at_bw += t;
+        op->saving_ns += pg[d]->ns > t ? pg[d]->ns - t : 0;
+    }
+    op->acts_on = n;
+    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    if (!n) {
+        ga_out_s(w, "no copy between pageable host memory and the device of ");
+        ga_out_bytes(w, ga_prof->large_min), ga_out_s(w, " or more");
+        return;
+    }
+    ga_out_count(w, n), ga_out_s(w, " pageable copies of "), ga_out_bytes(w, ga_prof->large_min);
+    ga_out_s(w, " or more ("), ga_out_bytes(w, bytes), ga_out_s(w, ") took ~"), ga_out_dur(w, ns);
+    ga_out_s(w, "; at the page-locked bandwidth (");
+    if (measured)
+        ga_out_fixed(w, pin_bytes, pin_ns, 1), ga_out_s(w, " GB/s, measured on its page-locked copies");
     else
-        ga_out_s(w, " ("), ga_out_count(w, ga_prof->kern[best].launches), ga_out_s(w, " launches)");
+        ga_out_s(w, "~50 GB/s, assumed: no page-locked copy that large was made");
+    ga_out_s(w, ") they would take ~"), ga_out_dur(w, at_bw);
+    o_gain(w, op, "staging could save", false);
+}
+
+/* Streams created and destroyed again: kept and handed out, each pair costs
+ * a cuStreamQuery (~1 us, assumed) instead of the driver's create and destroy. */
+static void opp_streams(const summary_t *s, opp_t *op, ga_out_t *w)
+{
+    uint64_t nc = atomic_load(&ga_prof->stream_new.n), nd = atomic_load(&ga_prof->stream_gone.n);
+    uint64_t tc = atomic_load(&ga_prof->stream_new.ns), td = atomic_load(&ga_prof->stream_gone.ns);
+    uint64_t pairs = nc < nd ? nc : nd, pair_ns = per(tc, nc) + per(td, nd);
+    op->acts_on = pairs;
+    op->saving_ns = pairs * (pair_ns > STREAM_QUERY_NS ? pair_ns - STREAM_QUERY_NS : 0);
+    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    if (!nc) {
+        ga_out_s(w, "no streams created");
+        return;
+    }
+    ga_out_count(w, nc), ga_out_s(w, nc == 1 ? " stream created, " : " streams created, ");
+    ga_out_count(w, nd), ga_out_s(w, " destroyed, ~"), ga_out_dur(w, pair_ns);
+    ga_out_s(w, " a pair (measured; a kept stream costs a cuStreamQuery, ~1 us, assumed)");
+    if (!pairs) {
+        op->verdict = V_NO;
+        ga_out_s(w, ": none is destroyed, so none would be reused");
+        return;
+    }
+    o_gain(w, op, "streams could save", pair_ns <= STREAM_QUERY_NS);
+}
+
+/* Stream-ordered allocations that mapped memory again after their pool had
+ * released it at a synchronization (the default threshold, 0): with the
+ * memory kept they cost what the others cost. */
+static void opp_async_pool(const summary_t *s, opp_t *op, ga_out_t *w)
+{
+    uint64_t n = ga_prof->apool.n, r = ga_prof->apool.regrown, k = ga_prof->apool.reserved;
+    uint64_t kept_mean = per(ga_prof->apool.reserved_ns, k);
+    uint64_t rmean = per(ga_prof->apool.regrown_ns, r);
+    op->acts_on = r;
+    op->saving_ns = r * (rmean > kept_mean ? rmean - kept_mean : 0);
+    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    if (!n) {
+        ga_out_s(w, "no stream-ordered allocations seen (cuMemAllocAsync)");
+        return;
+    }
+    ga_out_count(w, n), ga_out_s(w, " stream-ordered allocations; ");
+    ga_out_count(w, r), ga_out_s(w, " mapped memory their pool had released at a synchronization");
+    if (!r) {
+        op->verdict = V_NO;
+        return;
+    }
+    ga_out_s(w, " (~"), ga_out_dur(w, rmean), ga_out_s(w, " each, against ~");
+    ga_out_dur(w, kept_mean);
+    ga_out_s(w, k ? " for those the reservation served, measured)"
+                  : ", none from the reservation seen: counted as free)");
+    o_gain(w, op, "async_pool could save", false);
+}
+
+/* Synchronizations after which nothing the host could see was pending (only
+ * kernels, device copies and memsets since the last wait): lazy_sync returns
+ * at once and the wait is paid at the next call that observes the device; the
+ * host's work until then overlaps the GPU's. That work, each capped by its
+ * wait, is the estimate. */
+static void opp_lazy_sync(const summary_t *s, opp_t *op, ga_out_t *w)
+{
+    uint64_t n = atomic_load(&ga_prof->syncs.n), q = atomic_load(&ga_prof->lazy.quiet.n);
+    uint64_t qns = atomic_load(&ga_prof->lazy.quiet.ns);
+    op->acts_on = q;
+    op->saving_ns = atomic_load(&ga_prof->lazy.overlap_ns);
+    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    if (!n) {
+        ga_out_s(w, "no cuCtxSynchronize or cuStreamSynchronize calls");
+        return;
+    }
+    ga_out_count(w, n), ga_out_s(w, " synchronizations, ");
+    ga_out_count(w, q), ga_out_s(w, " with nothing host-visible pending (~");
+    ga_out_dur(w, qns), ga_out_s(w, " waiting in them)");
+    if (atomic_load(&ga_prof->lazy.tainted)) {
+        op->verdict = V_NO;
+        ga_out_s(w, "; the program made page-locked, managed or shared memory, after which "
+                    "lazy_sync never defers");
+        return;
+    }
+    if (q)
+        ga_out_s(w, "; the host worked ~"), ga_out_dur(w, op->saving_ns),
+            ga_out_s(w, " after them, up to their waits, before looking at the device");
+    o_gain(w, op, "deferring them could save", false);
+}
+
+/* The command that measures a feature's estimate: that feature alone against
+ * the native run. */
+static void check_of(opp_t *op)
+{
+    ga_out_t c = {-1, op->check, sizeof op->check - 1, 0, false};
+    if (!strcmp(op->feature, "tune")) {
+        ga_out_s(&c, "gpuaccel tune -o T -- COMMAND, then GPUACCEL_TUNE_TABLE=T gpuaccel ab "
+                     "--feature tune -- COMMAND");
+    } else if (!strcmp(op->feature, "coalesce_mirrors")) {
+        ga_out_s(&c, "GPUACCEL_COALESCE_MIRRORS=1 gpuaccel ab --feature coalesce -- COMMAND");
+    } else {
+        ga_out_s(&c, "gpuaccel ab --feature "), ga_out_s(&c, op->feature);
+        ga_out_s(&c, " -- COMMAND");
+    }
+    op->check[c.len] = '\0';
 }
 
 void ga_prof_analyze(const summary_t *s, opp_t ops[N_OPPS])
 {
-    static const char *const names[N_OPPS] = {"coalesce", "pool", "graphs", "tune", "kernels"};
+    typedef void (*opp_fn)(const summary_t *, opp_t *, ga_out_t *);
+    static const struct {
+        const char *name;
+        opp_fn fn;
+    } table[N_OPPS] = {
+#define GA_PROF_OPP_ROW(name) {#name, opp_##name},
+        GA_PROF_OPPS(GA_PROF_OPP_ROW)
+#undef GA_PROF_OPP_ROW
+    };
     for (unsigned i = 0; i < N_OPPS; i++) {
         memset(&ops[i], 0, sizeof ops[i]);
-        ops[i].feature = names[i];
+        ops[i].feature = table[i].name;
         ga_out_t w = {-1, ops[i].why, sizeof ops[i].why - 1, 0, false};
-        switch (i) {
-        case 0: opp_coalesce(s, &ops[i], &w); break;
-        case 1: opp_pool(s, &ops[i], &w); break;
-        case 2: opp_graphs(s, &ops[i], &w); break;
-        case 3: opp_tune(&ops[i], &w); break;
-        default: opp_kernels(s, &ops[i], &w); break;
-        }
+        table[i].fn(s, &ops[i], &w);
         ops[i].why[w.len] = '\0';
+        check_of(&ops[i]);
     }
 }
 

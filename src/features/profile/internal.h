@@ -46,6 +46,8 @@ enum {
     SEQ_NAMES = 4,       /* kernels named per sequence in the report */
     MAX_LIVE = 1 << 16,  /* live allocations whose size is remembered */
     FREED_SLOTS = 256,   /* recently freed sizes, for churn */
+    WINDOW_BLOCKS = 96,  /* the 64 KiB blocks coalescing's windows hold (its N_SLOTS) */
+    MAX_POOLS = 16,      /* memory pools whose reserved peak is remembered */
     MAX_COUNTERS = 64,
     SPAN_BLOCK = 4096,   /* driver-call events per thread block */
     SPAN_LIMIT = 200000, /* driver-call events kept in the trace */
@@ -126,6 +128,32 @@ typedef struct prof_job {
     int64_t world_size, local_rank; /* -1: not set */
 } prof_job_t;
 
+/* What a driver call is to the estimates the spans feed (trace.c), by entry
+ * point, from its name at init. */
+enum {
+    K_WORK = 1,       /* device work the host cannot see: launches, device copies, memsets */
+    K_DIRTY = 2,      /* may leave work the host can see (async copies with host memory,
+                       * host functions, graph launches, stream memory operations) */
+    K_OBSERVE = 4,    /* waits for or looks at the device: a deferred wait is paid here */
+    K_SYNC = 8,       /* cuCtxSynchronize, cuStreamSynchronize: what lazy_sync may defer */
+    K_TAINT = 16,     /* memory both sides reach: lazy_sync never defers after one */
+    K_PIN_ALLOC = 32, /* cuMemHostAlloc, cuMemAllocHost */
+    K_PIN_FREE = 64,  /* cuMemFreeHost */
+    K_STREAM_NEW = 128,
+    K_STREAM_GONE = 256,
+};
+
+/* A tally of calls and their time, written from spans without the lock. */
+typedef struct tally {
+    _Atomic uint64_t n, ns;
+} tally_t;
+
+/* A memory pool's largest reservation seen (async_pool's estimate). */
+typedef struct pool_peak {
+    CUmemoryPool pool;
+    uint64_t peak;
+} pool_peak_t;
+
 typedef struct prof {
     char base[4096];  /* GPUACCEL_PROFILE made absolute: every process's prefix */
     char path[4096];  /* this process's files' prefix: base, or base.<pid> ... */
@@ -150,6 +178,25 @@ typedef struct prof {
         uint64_t frees, free_bytes, free_ns, frees_unknown;
         uint64_t live, peak, churn, untracked;
     } mem;
+    /* Large copies (staging's threshold or more) by the host memory's kind:
+     * [htod, dtoh][pageable, page-locked]. */
+    acc_t large[2][2];
+    uint64_t large_min;
+    /* Small reads with no device work since the one before: in a 64 KiB block
+     * read since that work (a window holds it), or not (only a mirror would). */
+    struct {
+        uint64_t hits, hit_ns, misses, miss_ns;
+        uint64_t block[WINDOW_BLOCKS], work;
+        unsigned n, next;
+    } win;
+    /* Stream-ordered allocations; those that mapped memory their pool had
+     * released (its reservation below the peak it had reached); those its
+     * reservation served (it did not grow). */
+    struct {
+        uint64_t n, ns, regrown, regrown_ns, reserved, reserved_ns;
+        pool_peak_t pools[MAX_POOLS];
+        unsigned npools;
+    } apool;
     live_t live[MAX_LIVE];
     unsigned nlive;
     freed_t freed[FREED_SLOTS];
@@ -168,6 +215,17 @@ typedef struct prof {
 
     counter_t counters[MAX_COUNTERS];
     unsigned ncounters;
+
+    /* From the spans (trace.c), without the lock: page-locked host memory,
+     * streams, and the synchronizations lazy_sync could defer. */
+    uint16_t kind[GA_N_ENTRIES]; /* K_* by entry point, set at init */
+    tally_t pin_alloc, pin_free, stream_new, stream_gone, syncs;
+    struct {
+        _Atomic bool work, dirty, tainted; /* since the last wait; tainted: ever */
+        _Atomic uint64_t open_end, open_wait; /* a quiet sync not yet observed */
+        tally_t quiet;                       /* quiet syncs and their waits */
+        _Atomic uint64_t overlap_ns;         /* the host work after them, capped by the wait */
+    } lazy;
 
     /* kernel timing */
     bool ktiming, kavailable;
@@ -211,10 +269,22 @@ typedef struct opp {
     const char *feature;
     verdict_t verdict;
     uint64_t saving_ns;
-    char why[320];
+    uint64_t acts_on; /* the events the feature would act on (0: nothing to act on) */
+    char why[480];
+    char check[160]; /* the command that measures it */
 } opp_t;
 
-enum { N_OPPS = 5 };
+/* Every feature with an estimate, and coalescing's mirrors, in a fixed order
+ * (the JSON's); the text lists them by what they would save. */
+#define GA_PROF_OPPS(X)                                                                   \
+    X(coalesce) X(coalesce_mirrors) X(pool) X(async_pool) X(pinned) X(staging) X(streams)  \
+    X(lazy_sync) X(graphs) X(tune) X(kernels)
+enum {
+#define GA_PROF_OPP_ENUM(name) OPP_##name,
+    GA_PROF_OPPS(GA_PROF_OPP_ENUM)
+#undef GA_PROF_OPP_ENUM
+    N_OPPS
+};
 
 typedef struct summary {
     uint64_t wall, small_n, small_ns, follow_n, follow_ns, pairs, pair_ns, launch_calls, launch_ns;
@@ -260,6 +330,12 @@ void ga_prof_collect(unsigned max, bool wait);
 void ga_prof_ktime_reset(void);
 
 /* ---- trace.c: driver-call spans -------------------------------------------------- */
+/* p->kind from the entry points' names (init). */
+void ga_prof_classify(prof_t *p);
+
+/* At write: a quiet synchronization still owed is paid at exit. */
+void ga_prof_lazy_close(uint64_t now);
+
 /* The blocks, newest first (of every generation: skip those not current). */
 const span_block_t *ga_prof_spans(void);
 

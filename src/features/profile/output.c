@@ -4,6 +4,10 @@
  * (once: at exit, or from the SIGINT/SIGTERM handlers it installs when the
  * program has none), and the staging buffer the files are written through.
  *
+ * Each file is written under a temporary name (FILE.json.tmp) and renamed once
+ * all three are complete, the JSON last: a reader never sees half a profile,
+ * and a write that fails leaves none.
+ *
  * Owns: the written-once flag, the staging buffer, the signal handlers, the
  * claim file.
  * Must never: allocate or use stdio once writing starts (the write may run in
@@ -27,22 +31,60 @@ static _Atomic bool written;
 static char stage[1 << 16];
 
 /* ---- writing the files ----------------------------------------------------------- */
+/* PATH + suffix (+ ".tmp"): false when it does not fit. */
+static bool file_name(char *out, size_t cap, const char *suffix, bool tmp)
+{
+    size_t n = strlen(ga_prof->path), m = strlen(suffix), t = tmp ? 4 : 0;
+    if (n + m + t >= cap)
+        return false;
+    memcpy(out, ga_prof->path, n);
+    memcpy(out + n, suffix, m);
+    memcpy(out + n + m, ".tmp", t);
+    out[n + m + t] = '\0';
+    return true;
+}
+
+/* Writes PATH+suffix+".tmp" (the caller renames it: a reader never sees half a
+ * file, and a write that fails leaves nothing). The path is this process's
+ * own (claimed, or with its pid), so no other writer shares the name. */
 static bool write_file(const char *suffix, void (*body)(ga_out_t *, const void *),
                        const void *arg)
 {
     char path[4200];
-    size_t n = strlen(ga_prof->path), m = strlen(suffix);
-    if (n + m >= sizeof path)
+    if (!file_name(path, sizeof path, suffix, true))
         return false;
-    memcpy(path, ga_prof->path, n);
-    memcpy(path + n, suffix, m + 1);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return false;
     ga_out_t o = {fd, stage, sizeof stage, 0, false};
     body(&o, arg);
     ga_out_flush(&o);
-    return close(fd) == 0 && !o.failed;
+    bool ok = close(fd) == 0 && !o.failed;
+    if (!ok)
+        unlink(path);
+    return ok;
+}
+
+/* The three files' suffixes, in the order they are renamed: the JSON last, so
+ * that a run with a FILE.json has the other two (gpuaccel reads the JSON). */
+static const char *const suffixes[] = {".txt", ".trace.json", ".json"};
+
+static void discard_tmp(void)
+{
+    char path[4200];
+    for (size_t i = 0; i < GA_ARRAY_LEN(suffixes); i++)
+        if (file_name(path, sizeof path, suffixes[i], true))
+            unlink(path);
+}
+
+static bool publish(void)
+{
+    char from[4200], to[4200];
+    for (size_t i = 0; i < GA_ARRAY_LEN(suffixes); i++)
+        if (!file_name(from, sizeof from, suffixes[i], true) ||
+            !file_name(to, sizeof to, suffixes[i], false) || rename(from, to) != 0)
+            return false;
+    return true;
 }
 
 typedef struct json_arg {
@@ -87,8 +129,14 @@ static bool write_files(bool from_signal)
     ga_prof_analyze(&s, ops);
     ga_prof_build_text(&s, ops, from_signal);
     json_arg_t ja = {&s, ops, from_signal};
-    return write_file(".txt", txt_body, NULL) && write_file(".json", json_cb, &ja) &&
-           write_file(".trace.json", trace_cb, NULL);
+    bool ok = write_file(".txt", txt_body, NULL) && write_file(".trace.json", trace_cb, NULL) &&
+              write_file(".json", json_cb, &ja) && publish();
+    if (!ok) {
+        int saved = errno;
+        discard_tmp();
+        errno = saved;
+    }
+    return ok;
 }
 
 static bool write_all(bool from_signal)

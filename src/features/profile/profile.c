@@ -26,6 +26,8 @@
 
 #include "core/log.h"
 #include "core/stats.h"
+#include "tracking/capture.h"
+#include "tracking/memkind.h"
 
 bool ga_profiling;
 prof_t *ga_prof;
@@ -94,6 +96,8 @@ void ga_profile_init(const ga_rt_t *rt)
     ga_prof_read_job(&p->job);
     ga_prof_claim_path(p);
     p->graph_min = rt->cfg.graph_min ? rt->cfg.graph_min : 5;
+    p->large_min = rt->cfg.staging_min ? rt->cfg.staging_min : 4u << 20;
+    ga_prof_classify(p);
     read_command(p);
     ga_prof_resolve_timing(p, rt);
     start(p);
@@ -122,6 +126,8 @@ static void fork_child(void)
     ga_prof_own_path(p);
     memcpy(p->command, ga_prof->command, sizeof p->command);
     p->graph_min = ga_prof->graph_min;
+    p->large_min = ga_prof->large_min;
+    memcpy(p->kind, ga_prof->kind, sizeof p->kind);
     p->ktiming = false; /* the parent's events are not the child's */
     p->knote = ga_prof->ktiming ? "off in a forked child: its events belong to the parent"
                                 : ga_prof->knote;
@@ -137,17 +143,70 @@ static const ga_fork_ops_t fork_ops = {NULL, &ga_prof_lock, fork_child};
 
 /* ---- the feature's descriptor ------------------------------------------------- */
 
-static void prof_copy_done(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUresult r)
+/* A large copy's host memory: pageable (0: the driver does not know it) or
+ * page-locked (1), as staging decides; -1 for anything else, for a copy
+ * smaller than staging's threshold (not asked: a driver call each) and while
+ * a capture is open. */
+static int host_kind(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host, size_t bytes)
 {
-    if (r == CUDA_SUCCESS)
-        ga_profile_copy(dir, bytes, ns);
+    unsigned type;
+    bool managed;
+    if (!host || bytes < ga_prof->large_min || (dir != GA_COPY_HTOD && dir != GA_COPY_DTOH) ||
+        ga_capture_active() || !ga_pointer_kind(rt, (uintptr_t)host, &type, &managed) || managed)
+        return -1;
+    return type == 0 ? 0 : type == CU_MEMORYTYPE_HOST ? 1 : -1;
+}
+
+static void prof_copy_done(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host,
+                           CUdeviceptr dev, size_t bytes, uint64_t ns, CUresult r)
+{
+    if (r == CUDA_SUCCESS && ga_profiling)
+        ga_profile_copy_at(dir, bytes, ns, dir == GA_COPY_OTHER ? 0 : dev,
+                     host_kind(rt, dir, host, bytes));
+}
+
+/* A stream-ordered allocation: its pool's reservation before it (the thread's
+ * own, until its alloc_done). Told only while serving is on: never in a
+ * capture. */
+static GA_TLS struct {
+    bool on;
+    CUmemoryPool pool;
+    cuuint64_t before;
+} tl_async;
+
+static bool pool_reserved(const ga_rt_t *rt, CUmemoryPool pool, cuuint64_t *v)
+{
+    __typeof__(&cuMemPoolGetAttribute) get =
+        GA_REAL(rt, GA_ID_cuMemPoolGetAttribute, cuMemPoolGetAttribute);
+    return get && get(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, v) == CUDA_SUCCESS;
+}
+
+static void prof_alloc_async_begin(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, bool pt)
+{
+    (void)s, (void)pt;
+    tl_async.on = false;
+    CUdevice dev;
+    __typeof__(&cuCtxGetDevice) getdev = GA_REAL(rt, GA_ID_cuCtxGetDevice, cuCtxGetDevice);
+    __typeof__(&cuDeviceGetMemPool) cur = GA_REAL(rt, GA_ID_cuDeviceGetMemPool, cuDeviceGetMemPool);
+    __typeof__(&cuDeviceGetDefaultMemPool) def =
+        GA_REAL(rt, GA_ID_cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool);
+    if (!pool && (!getdev || getdev(&dev) != CUDA_SUCCESS ||
+                  ((!cur || cur(&pool, dev) != CUDA_SUCCESS) &&
+                   (!def || def(&pool, dev) != CUDA_SUCCESS))))
+        return;
+    if (pool_reserved(rt, pool, &tl_async.before))
+        tl_async.pool = pool, tl_async.on = true;
 }
 
 static void prof_alloc_done(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns,
                             CUresult r)
 {
-    (void)rt;
+    bool async = tl_async.on;
+    tl_async.on = false;
     ga_profile_alloc(r == CUDA_SUCCESS ? p : 0, bytes, ns, r);
+    cuuint64_t after;
+    if (async && r == CUDA_SUCCESS && pool_reserved(rt, tl_async.pool, &after))
+        ga_profile_async_alloc(tl_async.pool, tl_async.before, after, ns);
 }
 
 static void prof_free_done(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r)
@@ -186,6 +245,7 @@ const ga_feature_t ga_feature_profile = {
     .exit = ga_profile_write,
     .fork = &fork_ops,
     .uses = GA_USES_SEQUENCES,
+    .alloc_async_begin = prof_alloc_async_begin,
     .alloc_done = prof_alloc_done,
     .free_done = prof_free_done,
     .copy_done = prof_copy_done,

@@ -25,6 +25,16 @@ void ga_profile_init(const ga_rt_t *rt);
 /* A copy of `bytes` that took `ns` in the driver (successful calls only). */
 void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns);
 
+/* The same with what the estimates need: `dev` its device address (0:
+ * unknown), `host_kind` its host memory's (-1: not asked, 0: pageable, 1:
+ * page-locked). */
+void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdeviceptr dev,
+                        int host_kind);
+
+/* A stream-ordered allocation from `pool` that took `ns`: the pool's
+ * reservation `before` and `after` it. */
+void ga_profile_async_alloc(CUmemoryPool pool, uint64_t before, uint64_t after, uint64_t ns);
+
 /* An allocation attempt: `p` is the returned pointer when r == CUDA_SUCCESS.
  * The module remembers p's size so a free can be charged without the caller
  * knowing it. */

@@ -40,7 +40,32 @@ static unsigned bucket_of(size_t bytes)
     return b;
 }
 
-void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns)
+/* A small read with no device work since the read before: does a window
+ * (a 64 KiB block read since that work) hold it? The blocks are forgotten at
+ * the next device work, as coalescing's windows are. */
+static void window_read(CUdeviceptr dev, uint64_t ns, bool follows)
+{
+    uint64_t block = (uint64_t)dev >> 16;
+    if (ga_prof->win.work != ga_prof->follow.work) {
+        ga_prof->win.work = ga_prof->follow.work;
+        ga_prof->win.n = ga_prof->win.next = 0;
+    }
+    bool held = false;
+    for (unsigned i = 0; i < ga_prof->win.n && !held; i++)
+        held = ga_prof->win.block[i] == block;
+    if (follows && held)
+        ga_prof->win.hits++, ga_prof->win.hit_ns += ns;
+    else if (follows)
+        ga_prof->win.misses++, ga_prof->win.miss_ns += ns;
+    if (!held) { /* a new window: the oldest goes when all are in use */
+        ga_prof->win.block[ga_prof->win.next] = block;
+        ga_prof->win.next = (ga_prof->win.next + 1) % WINDOW_BLOCKS;
+        if (ga_prof->win.n < WINDOW_BLOCKS)
+            ga_prof->win.n++;
+    }
+}
+
+void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdeviceptr dev, int host_kind)
 {
     if (!ga_profiling || (unsigned)dir >= N_DIRS)
         return;
@@ -50,13 +75,55 @@ void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns)
     a->count++;
     a->bytes += bytes;
     a->ns += ns;
+    if (host_kind >= 0 && (dir == GA_COPY_HTOD || dir == GA_COPY_DTOH)) {
+        acc_t *l = &ga_prof->large[dir == GA_COPY_DTOH][host_kind > 0];
+        l->count++, l->bytes += bytes, l->ns += ns;
+    }
     if (dir == GA_COPY_DTOH && b == 0) {
-        if (ga_prof->follow.seen && ga_prof->follow.at_last_read == ga_prof->follow.work)
+        bool follows = ga_prof->follow.seen && ga_prof->follow.at_last_read == ga_prof->follow.work;
+        if (follows)
             ga_prof->follow.n++, ga_prof->follow.ns += ns;
+        window_read(dev, ns, follows);
         ga_prof->follow.seen = true, ga_prof->follow.at_last_read = ga_prof->follow.work;
     } else if (dir != GA_COPY_DTOH) {
         ga_prof->follow.work++;
     }
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns)
+{
+    ga_profile_copy_at(dir, bytes, ns, 0, -1);
+}
+
+/* The pool's peak reservation so far (under lock); NULL when the table is full. */
+static pool_peak_t *pool_peak(CUmemoryPool pool)
+{
+    for (unsigned i = 0; i < ga_prof->apool.npools; i++)
+        if (ga_prof->apool.pools[i].pool == pool)
+            return &ga_prof->apool.pools[i];
+    if (ga_prof->apool.npools == MAX_POOLS)
+        return NULL;
+    pool_peak_t *p = &ga_prof->apool.pools[ga_prof->apool.npools++];
+    *p = (pool_peak_t){pool, 0};
+    return p;
+}
+
+void ga_profile_async_alloc(CUmemoryPool pool, uint64_t before, uint64_t after, uint64_t ns)
+{
+    if (!ga_profiling)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    pool_peak_t *p = pool_peak(pool);
+    ga_prof->apool.n++, ga_prof->apool.ns += ns;
+    /* It mapped memory (the reservation grew) while below a peak the pool had
+     * reached: memory it held before, released at a synchronization. */
+    if (p && after > before && before < p->peak)
+        ga_prof->apool.regrown++, ga_prof->apool.regrown_ns += ns;
+    else if (after <= before)
+        ga_prof->apool.reserved++, ga_prof->apool.reserved_ns += ns;
+    if (p && after > p->peak)
+        p->peak = after;
     pthread_mutex_unlock(&ga_prof_lock);
 }
 

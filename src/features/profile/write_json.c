@@ -1,7 +1,9 @@
 /* write_json.c - FILE.json, the profile for programs (doc/profile-schema.json:
  * a change here changes the schema): the opportunities, entry points, copies,
- * allocations, kernels, sequences and counters, and the text report; in a
- * ranked process (job.c) also its place in the job, under schema /2.
+ * allocations, page-locked memory, streams and synchronizations, kernels,
+ * sequences and counters, and the text report; in a ranked process (job.c)
+ * also its place in the job. Schema /3 (/1 and /2 were the earlier versions'
+ * files, without and with "job").
  *
  * Owns: the JSON's keys and their order.
  * Must never: allocate, use stdio or take a lock (it runs inside the write,
@@ -20,6 +22,22 @@ static void json_copies(ga_out_t *o)
     ga_out_ku(o, "small_dtoh_ns", ga_prof->copies[GA_COPY_DTOH][0].ns);
     ga_out_ku(o, "small_dtoh_follow_reads", ga_prof->follow.n);
     ga_out_ku(o, "small_dtoh_follow_ns", ga_prof->follow.ns);
+    ga_out_ku(o, "small_dtoh_window_hits", ga_prof->win.hits);
+    ga_out_ku(o, "small_dtoh_window_hit_ns", ga_prof->win.hit_ns);
+    ga_out_ku(o, "small_dtoh_window_misses", ga_prof->win.misses);
+    ga_out_ku(o, "small_dtoh_window_miss_ns", ga_prof->win.miss_ns);
+    ga_out_ku(o, "large_min_bytes", ga_prof->large_min);
+    ga_out_key(o, "large", false), ga_out_s(o, "[");
+    for (unsigned d = 0; d < 2; d++)
+        for (unsigned k = 0; k < 2; k++) {
+            const acc_t *a = &ga_prof->large[d][k];
+            ga_out_s(o, d || k ? ",{" : "{");
+            ga_out_key(o, "direction", true), ga_out_js(o, d ? "dtoh" : "htod");
+            ga_out_key(o, "host", false), ga_out_js(o, k ? "page_locked" : "pageable");
+            ga_out_ku(o, "count", a->count), ga_out_ku(o, "bytes", a->bytes);
+            ga_out_ku(o, "ns", a->ns), ga_out_s(o, "}");
+        }
+    ga_out_s(o, "]");
     ga_out_key(o, "buckets", false), ga_out_s(o, "[");
     bool first = true;
     for (unsigned d = 0; d < N_DIRS; d++)
@@ -48,7 +66,39 @@ static void json_mem(ga_out_t *o)
     ga_out_ku(o, "frees_unknown_size", ga_prof->mem.frees_unknown);
     ga_out_ku(o, "live_bytes", ga_prof->mem.live);
     ga_out_ku(o, "peak_live_bytes", ga_prof->mem.peak);
-    ga_out_ku(o, "churn", ga_prof->mem.churn), ga_out_s(o, "}");
+    ga_out_ku(o, "churn", ga_prof->mem.churn);
+    ga_out_ku(o, "stream_ordered", ga_prof->apool.n);
+    ga_out_ku(o, "stream_ordered_ns", ga_prof->apool.ns);
+    ga_out_ku(o, "stream_ordered_regrown", ga_prof->apool.regrown);
+    ga_out_ku(o, "stream_ordered_regrown_ns", ga_prof->apool.regrown_ns);
+    ga_out_ku(o, "stream_ordered_reserved", ga_prof->apool.reserved);
+    ga_out_ku(o, "stream_ordered_reserved_ns", ga_prof->apool.reserved_ns), ga_out_s(o, "}");
+}
+
+static void json_tally(ga_out_t *o, const char *n_key, const char *ns_key, tally_t *t)
+{
+    ga_out_ku(o, n_key, atomic_load(&t->n)), ga_out_ku(o, ns_key, atomic_load(&t->ns));
+}
+
+/* What the spans told the estimates: page-locked host memory, streams, and
+ * the synchronizations lazy_sync could defer. */
+static void json_calls(ga_out_t *o)
+{
+    ga_out_key(o, "page_locked", false), ga_out_s(o, "{");
+    ga_out_key(o, "allocations", true), ga_out_u(o, atomic_load(&ga_prof->pin_alloc.n));
+    ga_out_ku(o, "allocation_ns", atomic_load(&ga_prof->pin_alloc.ns));
+    json_tally(o, "frees", "free_ns", &ga_prof->pin_free), ga_out_s(o, "}");
+    ga_out_key(o, "streams", false), ga_out_s(o, "{");
+    ga_out_key(o, "created", true), ga_out_u(o, atomic_load(&ga_prof->stream_new.n));
+    ga_out_ku(o, "create_ns", atomic_load(&ga_prof->stream_new.ns));
+    json_tally(o, "destroyed", "destroy_ns", &ga_prof->stream_gone), ga_out_s(o, "}");
+    ga_out_key(o, "synchronizations", false), ga_out_s(o, "{");
+    ga_out_key(o, "count", true), ga_out_u(o, atomic_load(&ga_prof->syncs.n));
+    ga_out_ku(o, "ns", atomic_load(&ga_prof->syncs.ns));
+    json_tally(o, "quiet", "quiet_ns", &ga_prof->lazy.quiet);
+    ga_out_ku(o, "quiet_overlap_ns", atomic_load(&ga_prof->lazy.overlap_ns));
+    ga_out_key(o, "shared_memory_made", false);
+    ga_out_s(o, atomic_load(&ga_prof->lazy.tainted) ? "true}" : "false}");
 }
 
 static void json_dims(ga_out_t *o, const char *k, const unsigned d[3])
@@ -122,7 +172,9 @@ static void json_opps(ga_out_t *o, const opp_t ops[N_OPPS])
         ga_out_key(o, "feature", true), ga_out_js(o, ops[i].feature);
         ga_out_key(o, "verdict", false), ga_out_js(o, verdict_name[ops[i].verdict]);
         ga_out_ku(o, "saving_ns", ops[i].saving_ns);
-        ga_out_key(o, "reason", false), ga_out_js(o, ops[i].why), ga_out_s(o, "}");
+        ga_out_ku(o, "acts_on", ops[i].acts_on);
+        ga_out_key(o, "reason", false), ga_out_js(o, ops[i].why);
+        ga_out_key(o, "check", false), ga_out_js(o, ops[i].check), ga_out_s(o, "}");
     }
     ga_out_s(o, "]");
 }
@@ -154,8 +206,7 @@ static void json_counters(ga_out_t *o)
     ga_out_s(o, "]");
 }
 
-/* "job": the rank and what else the launcher said. Only in a ranked process,
- * whose file says gpuaccel-profile/2 (/1 has no "job"). */
+/* "job": the rank and what else the launcher said. Only in a ranked process. */
 static void json_job(ga_out_t *o)
 {
     const prof_job_t *j = &ga_prof->job;
@@ -174,7 +225,7 @@ void ga_prof_json_body(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS],
 {
     bool ranked = ga_prof->job.ranked;
     ga_out_s(o, "{"), ga_out_key(o, "schema", true);
-    ga_out_js(o, ranked ? "gpuaccel-profile/2" : "gpuaccel-profile/1");
+    ga_out_js(o, "gpuaccel-profile/3");
     ga_out_key(o, "library_version", false), ga_out_js(o, PACKAGE_VERSION);
     ga_out_ku(o, "pid", (uint64_t)getpid());
     if (ranked)
@@ -191,6 +242,7 @@ void ga_prof_json_body(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS],
     json_entries(o);
     json_copies(o);
     json_mem(o);
+    json_calls(o);
     json_kernels(o, s);
     json_seqs(o);
     json_counters(o);

@@ -10,27 +10,52 @@
 #define _GNU_SOURCE
 #include "features/profile/internal.h"
 
-static void text_opps(ga_out_t *o, const opp_t ops[N_OPPS])
+/* The estimates in the order they pay: those that would help, the largest
+ * saving first; then those only a measurement can tell; then the rest. */
+static void opp_order(const opp_t ops[N_OPPS], unsigned order[N_OPPS])
 {
-    static const char *const label[] = {"would help", "no", "unknown"};
-    ga_out_s(o, "\nOpportunities (estimates from the measured counts)\n");
-    ga_out_s(o, "  feature   verdict     saving     why\n");
+    static const unsigned rank[] = {[V_HELPS] = 0, [V_UNKNOWN] = 1, [V_NO] = 2};
     for (unsigned i = 0; i < N_OPPS; i++) {
-        ga_cell_t c;
-        ga_out_s(o, "  ");
-        ga_out_s(ga_cell(&c), ops[i].feature), ga_out_cell(o, &c, 10, false);
-        ga_out_s(ga_cell(&c), label[ops[i].verdict]), ga_out_cell(o, &c, 12, false);
-        ga_out_t *w = ga_cell(&c);
-        if (ops[i].verdict == V_HELPS)
-            ga_out_s(w, "~"), ga_out_dur(w, ops[i].saving_ns);
-        else
-            ga_out_s(w, "-");
-        ga_out_cell(o, &c, 10, false);
-        ga_out_s(o, " "), ga_out_s(o, ops[i].why), ga_out_s(o, "\n");
+        unsigned j = i;
+        for (; j > 0; j--) {
+            const opp_t *a = &ops[order[j - 1]], *b = &ops[i];
+            if (rank[a->verdict] < rank[b->verdict] ||
+                (rank[a->verdict] == rank[b->verdict] &&
+                 (b->verdict != V_HELPS || a->saving_ns >= b->saving_ns)))
+                break;
+            order[j] = order[j - 1];
+        }
+        order[j] = i;
     }
 }
 
-/* What to run next: an A/B of the features the estimates favour, or advise. */
+static void text_opps(ga_out_t *o, const opp_t ops[N_OPPS])
+{
+    static const char *const label[] = {"would help", "no", "unknown"};
+    unsigned order[N_OPPS];
+    opp_order(ops, order);
+    ga_out_s(o, "\nOpportunities (estimates from the measured counts, the largest first; "
+                "check each with the command under it)\n");
+    ga_out_s(o, "  feature           verdict     saving     why\n");
+    for (unsigned k = 0; k < N_OPPS; k++) {
+        const opp_t *op = &ops[order[k]];
+        ga_cell_t c;
+        ga_out_s(o, "  ");
+        ga_out_s(ga_cell(&c), op->feature), ga_out_cell(o, &c, 18, false);
+        ga_out_s(ga_cell(&c), label[op->verdict]), ga_out_cell(o, &c, 12, false);
+        ga_out_t *w = ga_cell(&c);
+        if (op->verdict == V_HELPS)
+            ga_out_s(w, "~"), ga_out_dur(w, op->saving_ns);
+        else
+            ga_out_s(w, "-");
+        ga_out_cell(o, &c, 10, false);
+        ga_out_s(o, " "), ga_out_s(o, op->why), ga_out_s(o, "\n");
+        if (op->verdict != V_NO)
+            ga_out_s(o, "                    check: "), ga_out_s(o, op->check), ga_out_s(o, "\n");
+    }
+}
+
+/* What to run next: the measurement of the estimate that pays most, or advise. */
 static void text_next(ga_out_t *o, const opp_t ops[N_OPPS])
 {
     unsigned helps = 0;
@@ -40,8 +65,8 @@ static void text_next(ga_out_t *o, const opp_t ops[N_OPPS])
     if (helps == 1) {
         for (unsigned i = 0; i < N_OPPS; i++)
             if (ops[i].verdict == V_HELPS)
-                ga_out_s(o, "gpuaccel ab --feature "), ga_out_s(o, ops[i].feature);
-        ga_out_s(o, " -- COMMAND   (measures what the estimate says)\n");
+                ga_out_s(o, ops[i].check);
+        ga_out_s(o, "   (measures what the estimate says)\n");
     } else {
         ga_out_s(o, "gpuaccel advise -- COMMAND   (measures each feature and picks a setting)\n");
     }

@@ -13,7 +13,7 @@
     X(GPUACCEL_TUNER, STR, tuner, "", "",                                               \
       "tuner mode: verify and time configurations, write FILE")                         \
     X(GPUACCEL_TUNER_KERNEL, STR, tuner_kernel, "*", "GPUACCEL_TUNER",                  \
-      "glob of kernel names the tuner tries")                                           \
+      "comma-separated globs of kernel names the tuner tries")                                           \
     X(GPUACCEL_TUNER_EXHAUSTIVE, BOOL, tuner_exhaustive, "0", "GPUACCEL_TUNER",         \
       "tuner tries every block size that is a multiple of 32, not only powers of two")  \
     W(GPUACCEL_TUNE, GPUACCEL_TUNE_TABLE,                                               \

@@ -396,6 +396,26 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
 
 /* ---- the launch hook's part ------------------------------------------------------ */
 
+
+/* Does `name` match one of the comma-separated globs of `list` (GPUACCEL_TUNER_KERNEL;
+ * empty: every kernel)? Mangled names hold no comma. */
+static bool wanted(const char *list, const char *name)
+{
+    if (!list || !*list)
+        return true;
+    char glob[512];
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n && n < sizeof glob) {
+            memcpy(glob, p, n);
+            glob[n] = '\0';
+            if (!fnmatch(glob, name, 0))
+                return true;
+        }
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
 /* Memory the snapshots would miss: the program made it through an entry
  * point whose allocations the tuner does not track. */
 static bool memory_unrestorable(void)
@@ -468,8 +488,7 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     if (!go)
         return;
     const ga_kernel_t *k = ga_kernel_info(rt, f);
-    const char *pattern = rt->cfg.tuner_kernel;
-    if (!k || !k->params_known || (pattern && *pattern && fnmatch(pattern, k->name, 0)))
+    if (!k || !k->params_known || !wanted(rt->cfg.tuner_kernel, k->name))
         return;
     bool was = false;
     if (!atomic_compare_exchange_strong(&busy, &was, true))

@@ -471,7 +471,11 @@ static void scenario_busy(void)
     CHECK(!strcmp(verdict(j, "pool"), "helps"));
     CHECK(!strcmp(verdict(j, "graphs"), "helps"));
     CHECK(!strcmp(verdict(j, "tune"), "unknown"));
-    CHECK(!strcmp(verdict(j, "kernels"), "unknown"));
+    /* no kernel of the program is listed in the shipped replacement table */
+    CHECK(!strcmp(verdict(j, "kernels"), "no"));
+    CHECK(strstr(jstr(opportunity(j, "kernels"), "reason"), "busiest: ") != NULL);
+    CHECK(strstr(jstr(opportunity(j, "kernels"), "reason"), "no replacement is listed") != NULL);
+    CHECK(!strcmp(jstr(opportunity(j, "pool"), "check"), "gpuaccel ab --feature pool -- COMMAND"));
     /* A mangled kernel name: demangled in the text (a C++ runtime is loaded,
      * as it is in a CUDA program), kept as the driver gave it in the JSON. */
     if (have_demangler) {
@@ -506,9 +510,10 @@ static void scenario_busy(void)
     const json_t *c = jget(j, "counters");
     CHECK(c && c->n == 2 && jnum(c->item[0], "value") == 3);
     const char *text = jstr(j, "text");
-    CHECK(strstr(text, "coalesce  would help") != NULL);
-    CHECK(strstr(text, "pool      would help") != NULL);
-    CHECK(strstr(text, "graphs    would help") != NULL);
+    CHECK(strstr(text, "\n  coalesce          would help") != NULL);
+    CHECK(strstr(text, "\n  pool              would help") != NULL);
+    CHECK(strstr(text, "\n  graphs            would help") != NULL);
+    CHECK(strstr(text, "check: gpuaccel ab --feature graphs -- COMMAND") != NULL);
     CHECK(strstr(text, "10,000 small D2H reads") != NULL);
     CHECK(strstr(text, "pool.hits 3") != NULL);
     CHECK(tr && count_cat(jget(tr, "traceEvents"), "driver") == 2);
@@ -520,6 +525,97 @@ static void scenario_busy(void)
     CHECK(access(path_of("busy", ".json"), F_OK) != 0);
     CHECK(rename(kept, path_of("busy", ".json")) == 0);
     free(kept);
+}
+
+/* The estimates fed by the host memory of large copies, the reads' blocks,
+ * the pools' reservations and the calls' spans: each from known numbers. */
+static void scenario_estimates(void)
+{
+    start("estimates", false);
+    uint64_t t = ga_now_ns();
+    /* staging: four pageable 8 MiB copies of 4 ms each; page-locked copies
+     * measured at 8 MiB in 0.5 ms: at that bandwidth the four take 2 ms */
+    for (int i = 0; i < 4; i++)
+        ga_profile_copy_at(GA_COPY_HTOD, 8u << 20, 4000000, 0x100000, 0);
+    ga_profile_copy_at(GA_COPY_DTOH, 8u << 20, 500000, 0x100000, 1);
+    /* windows and mirrors: after device work (the copies), reads of 10 us in
+     * one block (a window holds all but the first), then in 50 new blocks */
+    for (int i = 0; i < 101; i++)
+        ga_profile_copy_at(GA_COPY_DTOH, 8, 10000, 0x4000000 + 8 * (CUdeviceptr)i, -1);
+    for (int i = 1; i <= 50; i++)
+        ga_profile_copy_at(GA_COPY_DTOH, 8, 10000, 0x4000000 + ((CUdeviceptr)i << 16), -1);
+    /* async_pool: the pool grows to 1 MiB, a sync releases it, 20 allocations
+     * map it again at 300 us each; 10 from what it kept cost 10 us */
+    CUmemoryPool pool = (CUmemoryPool)0x77;
+    ga_profile_async_alloc(pool, 0, 1 << 20, 300000);
+    for (int i = 0; i < 20; i++)
+        ga_profile_async_alloc(pool, 0, 1 << 20, 300000);
+    for (int i = 0; i < 10; i++)
+        ga_profile_async_alloc(pool, 1 << 20, 1 << 20, 10000);
+    /* pinned: 30 pairs, 400 us + 100 us; streams: 40 pairs, 20 us + 10 us */
+    for (int i = 0; i < 30; i++) {
+        ga_profile_span(GA_ID_cuMemHostAlloc, t, t + 400000);
+        ga_profile_span(GA_ID_cuMemFreeHost, t, t + 100000);
+    }
+    for (int i = 0; i < 40; i++) {
+        ga_profile_span(GA_ID_cuStreamCreate, t, t + 20000);
+        ga_profile_span(GA_ID_cuStreamDestroy_v2, t, t + 10000);
+    }
+    json_t *j = finish("estimates", NULL);
+    if (!j)
+        return;
+    const json_t *o = opportunity(j, "staging");
+    CHECK(!strcmp(verdict(j, "staging"), "helps") && jnum(o, "acts_on") == 4);
+    CHECK(jnum(o, "saving_ns") == 16000000.0 - 2000000.0);
+    CHECK(strstr(jstr(o, "reason"), "measured on its page-locked copies") != NULL);
+    o = opportunity(j, "coalesce"); /* 100 hits x (10 us - 0.5 us) */
+    CHECK(jnum(o, "acts_on") == 100 && jnum(o, "saving_ns") == 100 * 9500.0);
+    o = opportunity(j, "coalesce_mirrors"); /* 50 misses */
+    CHECK(jnum(o, "acts_on") == 50 && jnum(o, "saving_ns") == 50 * 9500.0);
+    CHECK(!strcmp(jstr(o, "check"),
+                  "GPUACCEL_COALESCE_MIRRORS=1 gpuaccel ab --feature coalesce -- COMMAND"));
+    o = opportunity(j, "async_pool"); /* 20 x (300 us - 10 us) */
+    CHECK(jnum(o, "acts_on") == 20 && jnum(o, "saving_ns") == 20 * 290000.0);
+    CHECK(jnum(jget(j, "allocations"), "stream_ordered_regrown") == 20);
+    o = opportunity(j, "pinned");
+    CHECK(jnum(o, "acts_on") == 30 && jnum(o, "saving_ns") == 30 * 500000.0);
+    o = opportunity(j, "streams"); /* 40 x (30 us - 1 us) */
+    CHECK(jnum(o, "acts_on") == 40 && jnum(o, "saving_ns") == 40 * 29000.0);
+    CHECK(jnum(jget(j, "streams"), "created") == 40 && jnum(jget(j, "page_locked"), "frees") == 30);
+    /* the page-locked memory ends lazy_sync's deferrals */
+    CHECK(jget(jget(j, "synchronizations"), "shared_memory_made")->b);
+    /* the text lists them by what they would save: pinned (15 ms) before staging (14 ms) */
+    const char *text = jstr(j, "text");
+    const char *pin = strstr(text, "\n  pinned "), *stg = strstr(text, "\n  staging ");
+    CHECK(pin && stg && pin < stg);
+}
+
+/* lazy_sync: synchronizations after kernels alone are quiet; one after a
+ * host function is not; the host's work after a quiet one until the next
+ * call that observes the device (capped by its wait) is the estimate. */
+static void scenario_lazy(void)
+{
+    start("lazy", false);
+    uint64_t t = ga_now_ns() + 1000000;
+    for (int i = 0; i < 10; i++, t += 10000000) {
+        ga_profile_span(GA_ID_cuLaunchKernel, t, t + 1000);
+        /* a 2 ms wait, then 3 ms of host work before the next observing call */
+        ga_profile_span(GA_ID_cuCtxSynchronize, t + 2000, t + 2002000);
+        ga_profile_span(GA_ID_cuLaunchKernel, t + 2500000, t + 2501000);
+        ga_profile_span(GA_ID_cuMemcpyDtoH_v2, t + 5002000, t + 5003000);
+    }
+    ga_profile_span(GA_ID_cuLaunchKernel, t, t + 1000);
+    ga_profile_span(GA_ID_cuLaunchHostFunc, t + 1000, t + 2000);
+    ga_profile_span(GA_ID_cuCtxSynchronize, t + 3000, t + 4000);
+    json_t *j = finish("lazy", NULL);
+    if (!j)
+        return;
+    const json_t *sy = jget(j, "synchronizations"), *o = opportunity(j, "lazy_sync");
+    CHECK(jnum(sy, "count") == 11 && jnum(sy, "quiet") == 10);
+    CHECK(!jget(sy, "shared_memory_made")->b);
+    /* each overlaps min(2 ms wait, 3 ms of work) */
+    CHECK(jnum(sy, "quiet_overlap_ns") == 10 * 2000000.0 && jnum(o, "saving_ns") == 10 * 2000000.0);
+    CHECK(jnum(o, "acts_on") == 10);
 }
 
 /* Nothing would help: cheap reads, no allocations, no repeats. */
@@ -673,6 +769,8 @@ int main(void)
     if (!schema)
         return check_done("test_profile");
     scenario_busy();
+    scenario_estimates();
+    scenario_lazy();
     scenario_quiet();
     scenario_waits();
     scenario_timed();

@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# advise.bats - gpuaccel advise searches settings, not features: on programs
+# whose run time (or printed number) depends on the GPUACCEL settings they
+# run under, it must pick the setting that is truly faster, write a file that
+# `gpuaccel ab --config` measures faster again, say plainly when the data
+# cannot separate settings, keep to its budget, run the tuner when the profile
+# cannot tell what tune would do, and leave out a setting that fails.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+    setup_fake
+    GA_TOOL="${GA_TOOL:-$GA_BUILD/tools/gpuaccel}"
+    T="$BATS_TEST_TMPDIR"
+    export GA_TOOL
+}
+
+ga() {
+    env LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" "$@"
+}
+
+# knob: a program whose work depends on the settings it runs under, read as
+# the library reads them (`gpuaccel env`: the environment, then the
+# GPUACCEL_CONFIG file, then the defaults); natively (no library) it is 80 ms.
+# Under the library: 80 ms, pool -20, graphs -20, kernels +30, coalesce +10,
+# so the best setting tried is every feature but kernels (50 ms, 1.6x), and
+# the defaults (pool and kernels on: 90 ms) lose. It prints "work_ms: N" and
+# sleeps N ms; KNOB_CRASH=FEATURE makes it crash when that feature is on.
+make_knob() {
+    cat >"$T/knob" <<'SH'
+#!/bin/sh
+case "$LD_PRELOAD" in
+*libgpuaccel*) eff=$("$GA_TOOL" env | awk '$1 ~ /^GPUACCEL_[A-Z_]+$/ {print $1 "=" $4}') ;;
+*) eff= ;;
+esac
+ms=80
+for kv in $eff; do
+    case $kv in
+    GPUACCEL_POOL=1) ms=$((ms - 20)) ;;
+    GPUACCEL_GRAPHS=1) ms=$((ms - 20)) ;;
+    GPUACCEL_KERNELS=1) ms=$((ms + 30)) ;;
+    GPUACCEL_COALESCE=1) ms=$((ms + 10)) ;;
+    esac
+    [ -n "${KNOB_CRASH:-}" ] && [ "$kv" = "GPUACCEL_$KNOB_CRASH=1" ] && kill -SEGV $$
+done
+[ -n "${KNOB_FLAT:-}" ] && ms=80
+sleep "$(awk -v m="$ms" 'BEGIN {printf "%.3f", m / 1000}')"
+echo "result ok"
+echo "work_ms: $ms"
+SH
+    chmod +x "$T/knob"
+}
+
+# speedup FILE ROW: native median over ROW's median, from an --export-json file.
+speedup() {
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=next(x for x in d["rows"] if x["feature"]==sys.argv[2]); k=[k for k in r if k.startswith("median")][0]; print(d["native"][k] / r[k])' "$1" "$2"
+}
+
+@test "advise picks the setting that is truly faster; --write then ab --config reproduces it" {
+    command -v python3 >/dev/null || skip "no python3"
+    make_knob
+    run ga advise --budget 30 --check-digest '^result' --write "$T/adv.conf" -- "$T/knob"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # pool and graphs on, kernels off: the 50 ms setting, not the defaults
+    grep -qx 'GPUACCEL_POOL=1' "$T/adv.conf"
+    grep -qx 'GPUACCEL_GRAPHS=1' "$T/adv.conf"
+    grep -qx 'GPUACCEL_KERNELS=0' "$T/adv.conf"
+    # (1.6x on an idle machine; each library run also pays for loading the
+    # library into the knob's few processes, which a busy machine stretches)
+    echo "$output" | grep -Eq '^advice: all-kernels \(.*\): 1\.[1-9][0-9]x of native, 95% interval '
+    # the defaults (kernels on) lose to native here: advise did not just take them
+    echo "$output" | grep -Eq '^defaults +[0-9]+ +[0-9.]+ ms +0\.[0-9]+x '
+    # the same file, measured again by ab, is faster than native by about as much
+    run ga ab -r 3 --config "$T/adv.conf" --check-digest '^result' --export-json "$T/ab.json" -- "$T/knob"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -Eq '^config .* agree$'
+    awk -v s="$(speedup "$T/ab.json" config)" 'BEGIN {exit !(s >= 1.15)}'
+}
+
+@test "--metric: the program's own number decides, and the winner separates from every other setting" {
+    make_knob
+    run ga advise --budget 20 --metric '^work_ms: ([0-9]+)' --write "$T/m.conf" -- "$T/knob"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"measure: --metric '^work_ms: ([0-9]+)'"* ]]
+    # 80 / 50 exactly: the runs print the same number every time
+    has_words 'advice: all-kernels'
+    [[ "$output" == *": 1.60x of native, 95% interval 1.60-1.60x, "* ]]
+    [[ "$output" == *"separated from every other setting"* ]]
+    echo "$output" | grep -Eq '^defaults +[0-9]+ +90 +0\.89x '
+    # graphs paid alone and is not a default: the defaults plus graphs were
+    # tried (70); coalesce did not pay: no defaults+coalesce
+    echo "$output" | grep -Eq '^defaults\+graphs +[0-9]+ +70 +1\.14x '
+    no_line '^defaults\+coalesce '
+    grep -qx 'GPUACCEL_KERNELS=0' "$T/m.conf"
+    run ga ab -r 2 --config "$T/m.conf" --metric '^work_ms: ([0-9]+)' -- "$T/knob"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -Eq '^config +50 +50 \+/- 0 .* 1\.60x '
+}
+
+@test "says plainly when the data cannot separate settings, and keeps to its budget" {
+    make_knob
+    # only the features' sum matters: pool alone, all, the defaults... tie at 60
+    cat >"$T/flat" <<'SH'
+#!/bin/sh
+case "$LD_PRELOAD" in *libgpuaccel*) p=$("$GA_TOOL" env | awk '$1 == "GPUACCEL_POOL" {print $4}') ;; esac
+[ "${p:-0}" = 1 ] && echo "work_ms: 60" || echo "work_ms: 80"
+SH
+    chmod +x "$T/flat"
+    t0=$(date +%s)
+    run ga advise --budget 4 --metric '^work_ms: ([0-9]+)' -- "$T/flat"
+    t1=$(date +%s)
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" pool (pool on): 1.33x of native, 95% interval 1.33-1.33x, "* ]]
+    [[ "$output" == *"the data cannot separate it from "*"(their intervals overlap"* ]]
+    # the first pass, then repeats until the budget: not much past 4 s
+    [ $((t1 - t0)) -le 12 ]
+    # a program the settings do not change: nothing separates from native
+    run ga advise --budget 2 --metric '^work_ms: ([0-9]+)' --write "$T/n.conf" -- sh -c 'echo work_ms: 80'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"advice: the data cannot separate any setting from native"* ]]
+    [ "$(grep -v '^#' "$T/n.conf")" = "GPUACCEL=0" ]
+}
+
+@test "the profile ranks the features; the tuner runs when tune is unknown; --no-tune skips it" {
+    run ga advise --budget 5 --check-digest result --write "$T/d.conf" -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"profiling the command once"* ]]
+    [[ "$output" == *"Opportunities"* ]]
+    # features with nothing to act on are not tried alone
+    [[ "$output" == *"(the profile saw nothing they would act on)"* ]]
+    no_line '^staging '
+    # the tuner proved the add rewrite: tune is a setting of its own
+    [[ "$output" == *"tune: the tuner on the busiest kernels (add,fill)"* ]]
+    has_words 'tune: 1 verified entry'
+    echo "$output" | grep -Eq '^tune +[0-9]+ +[0-9.]+ (us|ms|s) '
+    echo "$output" | grep -q '^advice: '
+    # what advise wrote loads under --config, without a problem
+    run env GPUACCEL_CONFIG="$T/d.conf" "$GA_TOOL" env --check
+    echo "$output"
+    [ "$status" -eq 0 ]
+    run ga advise --budget 2 --no-tune --check-digest result -- "$PROGS/door_getproc" "$PTX"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    no_line '^gpuaccel advise: tune'
+    no_line '^tune '
+    run ga advise --svg x -- true
+    [ "$status" -eq 2 ]
+}
+
+@test "a setting whose run fails is left out, and the search goes on" {
+    make_knob
+    run env KNOB_CRASH=GRAPHS LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" \
+        advise --budget 10 --metric '^work_ms: ([0-9]+)' -- "$T/knob"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"graphs run of '$T/knob' failed (killed by SIGSEGV"* ]]
+    [[ "$output" == *"gpuaccel advise: graphs is left out: its run failed"* ]]
+    echo "$output" | grep -Eq '^graphs .* FAILED$'
+    # without graphs, the best left is pool alone (60 ms)
+    echo "$output" | grep -Eq '^advice: pool \(pool on\): 1\.33x of native'
+}
+
+@test "an interrupted advise prints what it measured and writes its exports, marked" {
+    make_knob
+    run timeout --preserve-status -s INT 3 env LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" \
+        "$GA_TOOL" advise --budget 60 --export-json "$T/i.json" -- "$T/knob"
+    echo "$output"
+    [ "$status" -eq 130 ]
+    [[ "$output" == *"advice: none: interrupted"* ]]
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["interrupted"] is True and d["runs"] >= 1, d' "$T/i.json"
+}

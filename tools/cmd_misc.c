@@ -1,0 +1,179 @@
+/* cmd_misc.c - the small commands: run (exec the program under the library),
+ * report (a profile's report again, or several merged: report.c), kernels
+ * (the shipped replacement kernels, their verify harness, code identities)
+ * and env (every GPUACCEL_* variable and its problems).
+ *
+ * Owns: nothing but these commands' own argument handling.
+ * Must never: load the library into this process except to read its kernel
+ * table (kernels list). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "codeids.h"
+#include "core/config.h"
+#include "report.h"
+
+int cmd_run(int argc, char **argv)
+{
+    opts_t o = {.runs = 5, .ab_feature = -1};
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != EX_OK)
+        return rc;
+    char lib[PATH_MAX], path[PATH_MAX];
+    if ((rc = find_both(&o, lib, path)) != EX_OK)
+        return rc;
+    preload(lib);
+    apply_toggles(&o);
+    execv(path, o.cmd);
+    return die(errno == ENOENT ? EX_NOTFOUND : EX_NOEXEC, "%s: %s", o.cmd[0], strerror(errno));
+}
+
+/* report [--json] BASE | FILE.json...: options anywhere before "--". */
+int cmd_report(int argc, char **argv)
+{
+    bool json = false, opts = true;
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    int n = 0;
+    for (int i = 1; args && i < argc; i++) {
+        const char *a = argv[i];
+        if (opts && (!strcmp(a, "--help") || !strcmp(a, "-h")))
+            return free(args), help_of("report");
+        if (opts && !strcmp(a, "--json"))
+            json = true;
+        else if (opts && !strcmp(a, "--"))
+            opts = false;
+        else if (opts && a[0] == '-' && a[1])
+            return free(args), usage_error("report: unknown option '%s'", a);
+        else
+            args[n++] = argv[i];
+    }
+    if (!args)
+        return die(EX_FAIL, "out of memory");
+    int rc = n ? report_main(args, n, json)
+               : usage_error("%s", "report takes a profile's name (as given to profile -o or "
+                                   "GPUACCEL_PROFILE) or FILE.json...");
+    free(args);
+    return rc;
+}
+
+/* gpuaccel kernels list | verify [ARGS] | ids FILE [NAME...]: what the
+ * library ships, the harness that proves it (kernels/verify, installed beside
+ * the library), and the code identities a table's rows name. */
+int cmd_kernels(int argc, char **argv)
+{
+    const char *given = NULL;
+    int i = 0;
+    argc--, argv++; /* the command's name */
+    if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+        return help_of("kernels");
+    if (argc >= 1 && !strncmp(argv[0], "--lib=", 6))
+        given = argv[0] + 6, i = 1;
+    else if (argc >= 2 && !strcmp(argv[0], "--lib"))
+        given = argv[1], i = 2;
+    if (i < argc && !strcmp(argv[i], "ids")) { /* the library's code, not the library */
+        if (i + 1 >= argc)
+            return usage_error("%s", "kernels ids takes FILE [NAME...]");
+        int rc = codeids_print(stdout, argv[i + 1], argv + i + 2, argc - i - 2);
+        return rc == 2 ? EX_FAIL : rc;
+    }
+    if (i >= argc || (strcmp(argv[i], "list") && strcmp(argv[i], "verify")))
+        return usage_error("%s", "kernels takes list, verify [--kernel NAME] [--quick] or ids "
+                                 "FILE [NAME...]");
+    if (!strcmp(argv[i], "list") && i + 1 < argc)
+        return usage_error("kernels list takes no arguments, not '%s'", argv[i + 1]);
+    char lib[PATH_MAX];
+    int rc = find_library(given, lib, sizeof lib);
+    if (rc != EX_OK)
+        return rc;
+    if (!strcmp(argv[i], "list")) {
+        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        const char *(*table)(void) = h ? (const char *(*)(void))dlsym(h, "gpuaccel_kernels_table") : NULL;
+        if (!table)
+            return die(EX_FAIL, "%s: cannot read its kernel table: %s", lib, h ? "no table" : dlerror());
+        const char *t = table();
+        fputs(*t ? t : "# this build ships no replacement kernels (built without nvcc)\n", stdout);
+        return EX_OK;
+    }
+    /* verify: the harness sits in the build tree (kernels/verify) or, installed,
+     * in LIBDIR/gpuaccel/verify next to the library. */
+    char dir[PATH_MAX], cand[2 * PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", lib);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    const char *const rel[] = {"gpuaccel/verify", "../kernels/verify", "../../kernels/verify"};
+    for (size_t k = 0; k < sizeof rel / sizeof rel[0]; k++) {
+        snprintf(cand, sizeof cand, "%s/%s", dir, rel[k]);
+        if (access(cand, X_OK) == 0) {
+            argv[i] = cand; /* verify's own arguments follow */
+            execv(cand, argv + i);
+            return die(EX_NOEXEC, "%s: %s", cand, strerror(errno));
+        }
+    }
+    return die(EX_NOTFOUND, "kernels verify: no verify harness beside %s (built without nvcc?)", lib);
+}
+
+/* The problems the settings have, as the library would report them. */
+typedef struct env_problems {
+    unsigned n;
+    char text[64][420];
+} env_problems_t;
+
+static void collect_problem(void *ctx, const char *var, const char *text)
+{
+    env_problems_t *p = ctx;
+    (void)var;
+    if (p->n < 64)
+        snprintf(p->text[p->n++], sizeof p->text[0], "%s", text);
+}
+
+static const char *getenv_fn(const char *name)
+{
+    return getenv(name);
+}
+
+/* env [--check]: every variable with its default, the value set (environment,
+ * else GPUACCEL_CONFIG's file), the effective value, then any problems. */
+int cmd_env(int argc, char **argv)
+{
+    argc--, argv++; /* the command's name */
+    bool check = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--check"))
+            check = true;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return help_of("env");
+        else
+            return usage_error("env: unknown option '%s' (env takes --check)", argv[i]);
+    }
+    ga_config_t cfg;
+    env_problems_t p = {0};
+    ga_config_src_t src = {.get = getenv_fn, .env = environ, .problem = collect_problem, .ctx = &p};
+    ga_config_load(&cfg, &src);
+    printf("%-26s %-8s %-12s %-12s %s\n", "variable", "default", "set", "effective", "meaning");
+    for (unsigned i = 0; i < ga_config_ndocs; i++) {
+        const ga_config_doc_t *d = &ga_config_docs[i];
+        char buf[64];
+        printf("%-26s %-8s %-12s %-12s %s\n", d->name, *d->def ? d->def : "(none)",
+               cfg.raw[i] ? cfg.raw[i] : "-", ga_config_effective(&cfg, i, buf, sizeof buf),
+               d->help);
+    }
+    printf("features on by default (GPUACCEL=safe):");
+    for (unsigned i = 0; i < ga_config_ndocs; i++)
+        if (ga_config_docs[i].type == GA_TYPE_FEATURE && ga_config_docs[i].def[0] == '1')
+            printf(" %s", ga_config_docs[i].name);
+    printf("\n");
+    for (unsigned i = 0; i < p.n; i++)
+        printf("problem: %s\n", p.text[i]);
+    if (!p.n)
+        printf("no problems\n");
+    free(cfg.file_text);
+    return check && p.n ? EX_FAIL : EX_OK;
+}
