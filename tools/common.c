@@ -185,8 +185,10 @@ bool readable(const char *p)
     return access(p, R_OK) == 0;
 }
 
-/* `lib` (--lib), $GPUACCEL_LIB, then next to this executable: an installed
- * tree (bin/../lib) or a build tree (.libs beside it or one level up). */
+/* `lib` (--lib), $GPUACCEL_LIB, then a build tree's (.libs beside this
+ * executable or one level up), then where `make install` put it (the
+ * configured libdir, a multiarch one included), then an installed tree moved
+ * elsewhere (bin/../lib). */
 int find_library(const char *lib, char *out, size_t cap)
 {
     const char *given = lib ? lib : getenv("GPUACCEL_LIB");
@@ -202,12 +204,16 @@ int find_library(const char *lib, char *out, size_t cap)
     exe[n] = '\0';
     char *slash = strrchr(exe, '/');
     *slash = '\0';
-    static const char *const rel[] = {"../lib/libgpuaccel.so", ".libs/libgpuaccel.so",
-                                      "../.libs/libgpuaccel.so"};
-    char tried[3 * PATH_MAX] = "";
+    /* Absolute candidates start with '/'; the rest are relative to exe. */
+    static const char *const rel[] = {".libs/libgpuaccel.so", "../.libs/libgpuaccel.so",
+                                      GA_LIBDIR "/libgpuaccel.so.1", "../lib/libgpuaccel.so.1"};
+    char tried[4 * PATH_MAX] = "";
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char cand[2 * PATH_MAX];
-        snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
+        if (rel[i][0] == '/')
+            snprintf(cand, sizeof cand, "%s", rel[i]);
+        else
+            snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
         if (readable(cand) && realpath(cand, out) && strlen(out) < cap)
             return EX_OK;
         snprintf(tried + strlen(tried), sizeof tried - strlen(tried), "%s%s", i ? ", " : "", cand);

@@ -117,13 +117,13 @@ ga() {
     [ "$output" = "gpuaccel: library not found: $T/missing.so" ]
     run env GPUACCEL_LIB="$T/missing.so" "$GA_TOOL" run -- true
     [ "$status" -eq 2 ]
-    # an installed layout: bin/gpuaccel and lib/libgpuaccel.so
+    # an installed tree moved elsewhere: bin/gpuaccel and lib/libgpuaccel.so.1
     mkdir -p "$T/inst/bin" "$T/inst/lib" "$T/lone"
     cp "$GA_TOOL" "$T/inst/bin/gpuaccel"
-    cp "$GA_LIB" "$T/inst/lib/libgpuaccel.so"
+    cp "$GA_LIB" "$T/inst/lib/libgpuaccel.so.1"
     run env -u GPUACCEL_LIB "$T/inst/bin/gpuaccel" run -- sh -c 'echo "$LD_PRELOAD"'
     [ "$status" -eq 0 ]
-    [ "$output" = "$(readlink -f "$T/inst/lib/libgpuaccel.so")" ]
+    [ "$output" = "$(readlink -f "$T/inst/lib/libgpuaccel.so.1")" ]
     cp "$GA_TOOL" "$T/lone/gpuaccel"
     run env -u GPUACCEL_LIB "$T/lone/gpuaccel" run -- true
     [ "$status" -eq 2 ]

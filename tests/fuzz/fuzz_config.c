@@ -44,8 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ga_config_src_t src = {.get = fake_getenv, .problem = count_problem};
     ga_config_load(&cfg, &src);
     free(cfg.file_text);
-    if (cfg.pool_limit.bytes == 0 && (cfg.pool_limit.percent == 0 || cfg.pool_limit.percent > 100))
-        abort(); /* a limit is bytes or a percentage in 1..100 */
+    if (cfg.pool_limit.bytes == 0 && cfg.pool_limit.percent > 100)
+        abort(); /* a limit is bytes (0: keep nothing) or a percentage in 1..100 */
+    if (cfg.pool_limit.bytes && cfg.pool_limit.percent)
+        abort(); /* never both */
     if (cfg.log_level < 0 || cfg.log_level > 3)
         abort();
     free(env_text);
