@@ -99,7 +99,7 @@ static const char *const safe_names[] = {
     "cuMemcpyPeerAsync", "cuMemcpyAtoA", "cuMemcpyDtoA", "cuMemcpyAtoD", "cuEventRecord",
     "cuEventRecordWithFlags", "cuStreamWaitEvent", "cuEventCreate", "cuEventDestroy",
     "cuMemAlloc", "cuMemAllocPitch", "cuMemFree", "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
-    "cuMemFreeAsync", "cuMemGetInfo", "cuMemGetAddressRange", "cuMemPool*",
+    "cuMemFreeAsync", "cuMemGetAddressRange",
     "cuDeviceGet*", "cuDeviceSetMemPool", "cuDeviceCanAccessPeer", "cuDeviceTotalMem",
     "cuDeviceComputeCapability", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxGetState",
     "cuStreamCreate", "cuStreamCreateWithPriority", "cuStreamDestroy", "cuStreamGet*",
@@ -116,7 +116,11 @@ static const char *const safe_names[] = {
     "cuMemRetainAllocationHandle", "cuCtxRecordEvent", "cuCtxWaitEvent", "cuGraph*", "cuStreamEndCapture", "cuLinkCreate",
     "cuLinkAddData", "cuLinkAddFile", "cuLinkComplete", "cuLinkDestroy",
 };
-/* Copies between host and device memory: in a process with no page-locked
+/* cuMemGetInfo and the memory pools' calls (cuMemPool*) are left to the
+ * defaults, observing (a read) or dirty (a write): a synchronization gives a
+ * stream-ordered pool's reserve back down to its release threshold, so free
+ * memory and a pool's reserved bytes are what a deferred wait would change.
+ * Copies between host and device memory: in a process with no page-locked
  * memory the host side is pageable, and such a copy is done with the host's
  * buffer by the time it returns (the CUDA runtime API's "API synchronization
  * behavior"): it observes the device, and leaves nothing the host could see. */
