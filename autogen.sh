@@ -44,8 +44,8 @@ mkdir -p build-aux m4
         echo "#include \"features/$name/settings.h\""
         folders="$folders $name"
     done
-    printf '#define GA_FEATURE_SETTINGS(X, W)'
-    for name in $folders; do printf ' GA_SETTINGS_%s(X, W)' "$name"; done
+    printf '#define GA_FEATURE_SETTINGS(X, W, R)'
+    for name in $folders; do printf ' GA_SETTINGS_%s(X, W, R)' "$name"; done
     echo
     echo "#endif"
 } >src/features/settings.h

@@ -126,7 +126,9 @@ static _Atomic uint64_t n_htod, n_dtoh, n_bytes, n_declined, n_busy, n_fallbacks
 
 /* ---- the settings --------------------------------------------------------------- */
 
-/* The largest chunk: a multiple of 4 KiB, 64 KiB at least. */
+/* The largest chunk: a multiple of 4 KiB, 64 KiB at least. The setting's
+ * range (settings.h) keeps it within the clamps below; they stay for a
+ * configuration made in code (the unit tests). */
 static size_t chunk_size(const ga_rt_t *rt)
 {
     size_t c = rt->cfg.staging_chunk ? (size_t)rt->cfg.staging_chunk : (size_t)8 << 20;
@@ -154,7 +156,7 @@ static unsigned copy_threads(const ga_rt_t *rt)
         if (t > 12)
             t = 12;
     }
-    return t > MAX_THREADS ? MAX_THREADS : t;
+    return t > MAX_THREADS ? MAX_THREADS : t; /* the setting's range ends there too */
 }
 
 static void st_init(const ga_rt_t *rt)

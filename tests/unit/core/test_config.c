@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/config.h"
+#include "tracking/sequence.h"
 
 static const char *const *fake_env;
 
@@ -215,8 +216,64 @@ int main(void)
     load(&cfg, NULL);
     CHECK(has_problem("GPUACCEL_CONFIG=/nonexistent/gpuaccel.conf: cannot read the file"));
 
+    /* Ranges (the table's R rows): bounds in the variable's own notation, in
+     * order, around the default, and taken as set; one past either is
+     * reported with the range, and the default is used. */
+    char buf[64], def_text[64], val[32];
+    unsigned ranged = 0;
+    for (unsigned i = 0; i < ga_config_ndocs; i++) {
+        const ga_config_doc_t *d = &ga_config_docs[i];
+        const char *min, *max;
+        if (!ga_config_range(i, &min, &max))
+            continue;
+        ranged++;
+        uint64_t lo = 0, hi = UINT64_MAX, def = 0;
+        unsigned whole;
+        CHECK(d->type == GA_TYPE_UINT || d->type == GA_TYPE_SIZE);
+        CHECK(d->type == GA_TYPE_SIZE || ga_parse_uint(min, &whole));
+        CHECK(d->type == GA_TYPE_SIZE || !*max || ga_parse_uint(max, &whole));
+        CHECK(ga_parse_size(min, &lo) && (!*max || ga_parse_size(max, &hi)));
+        CHECK(ga_parse_size(d->def, &def) && lo <= def && def <= hi);
+        const char *one[] = {d->name, val, NULL};
+        fake_env = NULL;
+        load(&cfg, NULL);
+        snprintf(def_text, sizeof def_text, "%s", ga_config_effective(&cfg, i, buf, sizeof buf));
+        fake_env = one;
+        snprintf(val, sizeof val, "%s", min);
+        load(&cfg, NULL);
+        CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), min));
+        if (lo > 0) {
+            snprintf(val, sizeof val, "%llu", (unsigned long long)lo - 1);
+            load(&cfg, NULL);
+            CHECK(has_problem("is out of range: expected"));
+            CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), def_text));
+        }
+        if (*max) {
+            snprintf(val, sizeof val, "%s", max);
+            load(&cfg, NULL);
+            CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), max));
+            snprintf(val, sizeof val, "%llu", (unsigned long long)hi + 1);
+            load(&cfg, NULL);
+            CHECK(has_problem("is out of range: expected"));
+            CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), def_text));
+        }
+    }
+    CHECK(ranged >= 7);
+    static const char *const few[] = {"GPUACCEL_GRAPH_MIN", "1", "GPUACCEL_GRAPHS", "1",
+                                      "GPUACCEL_STAGING_THREADS", "1000", NULL};
+    fake_env = few;
+    load(&cfg, NULL);
+    CHECK(cfg.graph_min == 5 && cfg.staging_threads == 0 && n_problems == 2);
+    CHECK(has_problem("GPUACCEL_GRAPH_MIN='1' is out of range: expected 2 to 4096; using the "
+                      "default '5'"));
+    CHECK(has_problem("GPUACCEL_STAGING_THREADS='1000' is out of range: expected 0 to 64; "
+                      "using the default '0'"));
+    /* a sequence the detector hands over is never longer than the largest minimum */
+    const char *gmin, *gmax;
+    CHECK(ga_config_range(doc("GPUACCEL_GRAPH_MIN") - ga_config_docs, &gmin, &gmax));
+    CHECK(strtoul(gmax, NULL, 10) == GA_SEQ_MAX_SEGMENT);
+
     /* Every effective value prints. */
-    char buf[64];
     fake_env = NULL;
     load(&cfg, NULL);
     for (unsigned i = 0; i < ga_config_ndocs; i++)
