@@ -42,7 +42,7 @@ typedef enum { GA_COPY_HTOD, GA_COPY_DTOH, GA_COPY_DTOD, GA_COPY_OTHER } ga_copy
 
 /* A launch as the hooks see it, and as features may rewrite it. */
 typedef struct ga_launch {
-    CUfunction f;            /* what is launched (a swap may replace it) */
+    CUfunction f;            /* what is launched (kernels may replace it) */
     CUfunction original;     /* what the program named */
     unsigned grid[3], block[3];
     unsigned shmem;

@@ -1,6 +1,6 @@
 /* launch.c - the kernel launch hooks: where the launch features decide what
  * is launched. The tuner may first run its experiment on the program's own
- * configuration; then a rewrite (swap may replace the function, and for
+ * configuration; then a rewrite (kernels may replace the function, and for
  * grid-stride replacements the configuration; tune may give a launch not
  * swapped another configuration); then graphs may hold the launch as part of
  * a known sequence; otherwise the driver gets it. A rewritten launch that the

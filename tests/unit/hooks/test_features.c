@@ -51,8 +51,8 @@ int main(void)
     CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.graphs && rt.cfg.kernels && rt.cfg.tune);
     CHECK(rt.track && rt.epochs && !rt.calls && rt.per_call);
     CHECK(ga_feature_on(GA_FEATURE_ID_pool) && !ga_feature_on(GA_FEATURE_ID_profile));
-    /* served events in list order: swap's rewrite before tune's */
-    CHECK(ga_d.n_rewrite == 2 && ga_d.rewrite_of[0] == &ga_feature_swap &&
+    /* served events in list order: kernels' rewrite before tune's */
+    CHECK(ga_d.n_rewrite == 2 && ga_d.rewrite_of[0] == &ga_feature_kernels &&
           ga_d.rewrite_of[1] == &ga_feature_tune);
     CHECK(ga_d.n_alloc == 1 && ga_d.alloc_of[0] == &ga_feature_pool);
     CHECK(ga_d.n_read == 1 && ga_d.n_hold == 1 && ga_d.n_alloc_done == 0 && !ga_d.timed);
