@@ -31,7 +31,7 @@
 
 /* Start the features for rt (once, from init, before rt is published):
  * switch off, with a warning, each one this driver is too old for, build the
- * dispatch, and set rt->track, epochs, calls and per_call (hooks/features.c). */
+ * dispatch, and set rt->track, epochs, calls and per_call (hooks/dispatch.c). */
 void ga_hooks_start(ga_rt_t *rt);
 
 /* At exit: the features' files and reports. */

@@ -5,7 +5,7 @@
  * The descriptor says what the feature is (name, switch, the driver entry
  * points it cannot work without, what it needs from tracking) and which events
  * it takes part in. At init the hooks build, for each event, the array of the
- * enabled features that handle it (hooks/features.c): a feature that is off,
+ * enabled features that handle it (hooks/dispatch.c): a feature that is off,
  * or that leaves an event NULL, costs that event nothing.
  *
  * Two kinds of events:
