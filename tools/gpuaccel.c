@@ -72,8 +72,9 @@ const command_t commands[] = {
      "[--lib PATH] list | verify [--kernel NAME] [--quick] | ids FILE [NAME...]", 0},
     {"env", cmd_env,
      "every GPUACCEL_* variable: default, value set, effective value, problems\n"
-     "          (--check: exit 1 if any)",
-     "[--check]", 0},
+     "          (--check: exit 1 if any); --markdown: the settings table, as doc/settings.md\n"
+     "          shows it",
+     "[--check | --markdown]", 0},
 };
 const unsigned n_commands = sizeof commands / sizeof commands[0];
 

@@ -170,6 +170,20 @@ out_of_range() { # VAR=VALUE RANGE DEFAULT
     [ "$(echo "$output" | awk '$1 == "GPUACCEL_GRAPH_MIN" { print $4 }')" = 2 ]
 }
 
+@test "env --markdown: a row per variable with its range, whatever the environment says" {
+    local n
+    run env GPUACCEL_GRAPH_MIN=1 GPUACCEL_NOPE=1 "$GA_BUILD/tools/gpuaccel" env --markdown
+    echo "$output"
+    [ "$status" -eq 0 ]
+    n=$("$GA_BUILD/tools/gpuaccel" env | grep -c '^GPUACCEL')
+    [ "$(echo "$output" | grep -c '^| `GPUACCEL')" -eq "$n" ]
+    [ "$(echo "$output" | grep -cxF '| `GPUACCEL_GRAPH_MIN` | 5 | 2 to 4096 | fewest kernels in a sequence worth a graph; acts with GPUACCEL_GRAPHS |')" -eq 1 ]
+    no_line 'problem'
+    run "$GA_BUILD/tools/gpuaccel" env --markdown --check
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"choose --check or --markdown, not both"* ]]
+}
+
 # One truth for settings: for every set and each feature's own switch on top
 # of it, the features the library turns on (its "features on:" line) are the
 # ones `gpuaccel env` shows in effect.

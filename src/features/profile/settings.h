@@ -5,10 +5,11 @@
 #ifndef GA_SETTINGS_PROFILE_H
 #define GA_SETTINGS_PROFILE_H
 
-#define GA_SETTINGS_profile(X, W, R)                                            \
-    X(GPUACCEL_PROFILE, STR, profile, "", "",                                   \
-      "write a profile to FILE.txt, FILE.json, FILE.trace.json")                \
-    X(GPUACCEL_PROFILE_KERNELS, BOOL, profile_kernels, "0", "GPUACCEL_PROFILE", \
+#define GA_SETTINGS_profile(X, W, R)                                               \
+    X(GPUACCEL_PROFILE, STR, profile, "", "",                                      \
+      "write a profile to FILE.txt, FILE.json, FILE.trace.json (other processes: " \
+      "FILE.<pid>.*, or FILE.rank<R>.<pid>.* with a launcher's rank)")             \
+    X(GPUACCEL_PROFILE_KERNELS, BOOL, profile_kernels, "0", "GPUACCEL_PROFILE",    \
       "1 times every kernel with events")
 
 #endif
