@@ -4,7 +4,8 @@
 # feature order, events and file tables of doc/architecture.md), and the check
 # catches drift planted in a copy of the tree: a settings row edited by hand,
 # a hook dropped, a handler no event dispatches, a file or a feature folder
-# with no row. --write then repairs what it writes.
+# with no row. --write then repairs what it writes. And every unit test in
+# the tree is built (autogen.sh's list of them is current).
 # make check sets GA_SRC and GA_BUILD.
 set -u
 src=${GA_SRC:?GA_SRC: the source tree (make check sets it)}
@@ -18,6 +19,15 @@ if ! "$gen" --check "$src" "$tool"; then
     echo "FAIL: the docs differ from their sources; run make docs (tools/gen-docs --write)"
     fail=1
 fi
+
+# Every unit test in the tree is one the build made (autogen.sh lists them in
+# tests/unit/unit.am; a test added since the last ./autogen.sh would not run).
+for t in "$src"/tests/unit/*/test_*.c; do
+    t=${t#"$src"/}
+    [ -x "$GA_BUILD/${t%.c}" ] && continue
+    echo "FAIL: $t is not built by make check: run ./autogen.sh (it lists tests/unit/*/test_*.c)"
+    fail=1
+done
 
 # copy: a fresh copy of the sources gen-docs reads, in $tmp/t
 copy() {
