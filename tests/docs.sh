@@ -5,7 +5,8 @@
 # catches drift planted in a copy of the tree: a settings row edited by hand,
 # a hook dropped, a handler no event dispatches, a file or a feature folder
 # with no row. --write then repairs what it writes. And every unit test in
-# the tree is built (autogen.sh's list of them is current).
+# the tree is built (autogen.sh's list of them is current), and
+# bench/results/README.md is what bench/results/render writes.
 # make check sets GA_SRC and GA_BUILD.
 set -u
 src=${GA_SRC:?GA_SRC: the source tree (make check sets it)}
@@ -17,6 +18,16 @@ trap 'rm -rf "$tmp"' EXIT
 
 if ! "$gen" --check "$src" "$tool"; then
     echo "FAIL: the docs differ from their sources; run make docs (tools/gen-docs --write)"
+    fail=1
+fi
+
+# bench/results/README.md is what bench/results/render writes from README.in
+# and the device folders (its latest-figures table included).
+py=${PYTHON3:-$(command -v python3 || true)}
+if [ -z "$py" ]; then
+    echo "note: no python3: bench/results/README.md not compared with render's output"
+elif ! "$py" "$src/bench/results/render" --check; then
+    echo "FAIL: bench/results/README.md differs from bench/results/render's output: run it"
     fail=1
 fi
 
