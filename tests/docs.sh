@@ -4,8 +4,8 @@
 # feature order, events and file tables of doc/architecture.md), and the check
 # catches drift planted in a copy of the tree: a settings row edited by hand,
 # a hook dropped, a handler no event dispatches, a file or a feature folder
-# with no row. --write then repairs what it writes. And every unit test in
-# the tree is built (autogen.sh's list of them is current), and
+# with no row. --write then repairs what it writes. And every unit test and
+# Bats file in the tree is run (autogen.sh's lists of them are current), and
 # bench/results/README.md is what bench/results/render writes.
 # make check sets GA_SRC and GA_BUILD.
 set -u
@@ -31,12 +31,20 @@ elif ! "$py" "$src/bench/results/render" --check; then
     fail=1
 fi
 
-# Every unit test in the tree is one the build made (autogen.sh lists them in
-# tests/unit/unit.am; a test added since the last ./autogen.sh would not run).
+# Every unit test and Bats file in the tree is one make check runs (autogen.sh
+# lists them in tests/unit/unit.am and tests/bats/bats.am; a test added since
+# the last ./autogen.sh would not run).
 for t in "$src"/tests/unit/*/test_*.c; do
     t=${t#"$src"/}
     [ -x "$GA_BUILD/${t%.c}" ] && continue
     echo "FAIL: $t is not built by make check: run ./autogen.sh (it lists tests/unit/*/test_*.c)"
+    fail=1
+done
+
+for t in "$src"/tests/bats/*.bats; do
+    t=${t#"$src"/}
+    grep -qF "$t" "$GA_BUILD/Makefile" && continue
+    echo "FAIL: $t is not run by make check: run ./autogen.sh (it lists tests/bats/*.bats)"
     fail=1
 done
 
