@@ -44,7 +44,7 @@ int help_of(const char *name);
 /* ---- the features the commands toggle ------------------------------------------------ */
 /* The switches `run --enable/--disable`, `ab` and `advise` toggle: the features
  * of src/features/features.def marked toggled, in its order, each named by its
- * variable without GPUACCEL_, in lower case ("kernels" is the swap feature). */
+ * variable without GPUACCEL_, in lower case ("swap", its former name, is taken for kernels). */
 enum {
     N_FEATURES = 0
 #define GA_FEATURE(name, var, toggled) + toggled
@@ -55,7 +55,7 @@ extern const char *const feature_vars[N_FEATURES]; /* GPUACCEL_POOL, ... */
 extern const char *features[N_FEATURES];           /* pool, ... */
 extern char feature_list[];                        /* "pool, coalesce, ... or all" */
 void features_init(void);
-int feature_index(const char *name); /* -1: not a feature ("swap" is kernels) */
+int feature_index(const char *name); /* -1: not a feature ("swap" is taken for kernels) */
 unsigned safe_mask(void);            /* the features on under GPUACCEL=safe */
 
 /* ---- options ------------------------------------------------------------------------ */

@@ -1,7 +1,8 @@
 /* cmd_misc.c - the small commands: run (exec the program under the library),
  * report (a profile's report again, or several merged: report.c), kernels
  * (the shipped replacement kernels, their verify harness, code identities)
- * and env (every GPUACCEL_* variable and its problems).
+ * and env (every GPUACCEL_* variable and its problems, or the settings table
+ * as markdown for doc/settings.md).
  *
  * Owns: nothing but these commands' own argument handling.
  * Must never: load the library into this process except to read its kernel
@@ -139,20 +140,67 @@ static const char *getenv_fn(const char *name)
     return getenv(name);
 }
 
-/* env [--check]: every variable with its default, the value set (environment,
- * else GPUACCEL_CONFIG's file), the effective value, then any problems. */
+/* What a variable of each type takes, in a word or two, for the markdown
+ * table (the parser's own messages spell every spelling out). */
+static const char *accepted(const ga_config_doc_t *d, unsigned i, char *buf, size_t len)
+{
+    const char *min, *max;
+    if (ga_config_range(i, &min, &max)) {
+        if (*max)
+            snprintf(buf, len, "%s to %s", min, max);
+        else
+            snprintf(buf, len, "%s or more", min);
+        return buf;
+    }
+    switch (d->type) {
+    case GA_TYPE_MODE: return "0, safe or all";
+    case GA_TYPE_FEATURE:
+    case GA_TYPE_BOOL: return "0 or 1";
+    case GA_TYPE_LEVEL: return "error, warn, info or debug";
+    case GA_TYPE_STR: return "text";
+    case GA_TYPE_SIZE: return "bytes (K, M, G, T)";
+    case GA_TYPE_UINT: return "a whole number";
+    case GA_TYPE_LIMIT: return "bytes (K, M, G, T) or 1% to 100%";
+    }
+    return "";
+}
+
+/* env --markdown: the settings table as doc/settings.md shows it (make docs
+ * writes it there; make check compares). Nothing of the environment. */
+static int env_markdown(void)
+{
+    printf("| variable | default | accepted | meaning |\n| --- | --- | --- | --- |\n");
+    for (unsigned i = 0; i < ga_config_ndocs; i++) {
+        const ga_config_doc_t *d = &ga_config_docs[i];
+        char buf[64];
+        printf("| `%s` | %s | %s | %s%s%s |\n", d->name, d->def, accepted(d, i, buf, sizeof buf),
+               d->help, *d->needs ? "; acts with " : "", d->needs);
+    }
+    return EX_OK;
+}
+
+/* env [--check | --markdown]: every variable with its default, the value set
+ * (environment, else GPUACCEL_CONFIG's file), the effective value, then any
+ * problems. */
 int cmd_env(int argc, char **argv)
 {
     argc--, argv++; /* the command's name */
-    bool check = false;
+    bool check = false, markdown = false;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--check"))
             check = true;
+        else if (!strcmp(argv[i], "--markdown"))
+            markdown = true;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return help_of("env");
         else
-            return usage_error("env: unknown option '%s' (env takes --check)", argv[i]);
+            return usage_error("env: unknown option '%s' (env takes --check or --markdown)",
+                               argv[i]);
     }
+    if (check && markdown)
+        return usage_error("%s", "env: choose --check or --markdown, not both");
+    if (markdown)
+        return env_markdown();
     ga_config_t cfg;
     env_problems_t p = {0};
     ga_config_src_t src = {.get = getenv_fn, .env = environ, .problem = collect_problem, .ctx = &p};

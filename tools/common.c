@@ -52,7 +52,7 @@ void features_init(void)
 int feature_index(const char *name)
 {
     if (!strcmp(name, "swap"))
-        name = "kernels"; /* the swap feature; its variable is GPUACCEL_KERNELS */
+        name = "kernels"; /* its former name, still taken */
     for (int i = 0; i < N_FEATURES; i++)
         if (!strcmp(name, features[i]))
             return i;

@@ -72,13 +72,14 @@ const command_t commands[] = {
      "[--lib PATH] list | verify [--kernel NAME] [--quick] | ids FILE [NAME...]", 0},
     {"env", cmd_env,
      "every GPUACCEL_* variable: default, value set, effective value, problems\n"
-     "          (--check: exit 1 if any)",
-     "[--check]", 0},
+     "          (--check: exit 1 if any); --markdown: the settings table, as doc/settings.md\n"
+     "          shows it",
+     "[--check | --markdown]", 0},
 };
 const unsigned n_commands = sizeof commands / sizeof commands[0];
 
 static const char usage_tail[] =
-    "\n  --help, --version; gpuaccel COMMAND --help for one command's options and defaults\n"
+    "\n  -h, --help; -V, --version; gpuaccel COMMAND --help for one command's options and defaults\n"
     "exit: 0 ok, 1 outputs differ, a run failed or no profile was written, 2 usage,\n"
     "      77 no GPU (--require-gpu), 126 CMD not executable, 127 CMD not found,\n"
     "      130/143 ab or advise interrupted; run, profile and tune return CMD's status\n";
@@ -451,7 +452,7 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help"))
         return usage(stdout), EX_OK;
-    if (!strcmp(name, "--version"))
+    if (!strcmp(name, "--version") || !strcmp(name, "-V"))
         return printf("gpuaccel %s\n", PACKAGE_VERSION), EX_OK;
     const command_t *c = command_named(name);
     if (!c) {

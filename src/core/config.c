@@ -162,6 +162,38 @@ const ga_config_doc_t ga_config_docs[] = {
 };
 const unsigned ga_config_ndocs = GA_CFG_N;
 
+/* The ranges (R rows), each bounding a number. */
+enum {
+#define GA_CONFIG_TYPEOF(var, type, field, def, needs, help) GA_TYPEOF_##var = GA_TYPE_##type,
+    GA_CONFIG_VARS(GA_CONFIG_TYPEOF)
+#undef GA_CONFIG_TYPEOF
+};
+#define GA_CONFIG_RANGE_TYPE(var, min, max)                                                 \
+    _Static_assert((int)GA_TYPEOF_##var == GA_TYPE_UINT ||                                  \
+                       (int)GA_TYPEOF_##var == GA_TYPE_SIZE,                                \
+                   #var ": a range bounds a whole number or a byte count");
+GA_CONFIG_RANGES(GA_CONFIG_RANGE_TYPE)
+#undef GA_CONFIG_RANGE_TYPE
+
+typedef struct range {
+    unsigned var;
+    const char *min, *max;
+} range_t;
+static const range_t ranges[] = {
+#define GA_CONFIG_RANGE(var, min, max) {GA_CFG_##var, min, max},
+    GA_CONFIG_RANGES(GA_CONFIG_RANGE)
+#undef GA_CONFIG_RANGE
+    {GA_CFG_N, "", ""}, /* the end (the table may have no range) */
+};
+
+bool ga_config_range(unsigned i, const char **min, const char **max)
+{
+    for (const range_t *r = ranges; r->var < GA_CFG_N; r++)
+        if (r->var == i)
+            return *min = r->min, *max = r->max, true;
+    return false;
+}
+
 static int doc_index(const char *name, size_t len)
 {
     for (unsigned i = 0; i < GA_CFG_N; i++)
@@ -369,6 +401,57 @@ static void check_wants(const ga_config_t *cfg, const ga_config_src_t *src,
 #undef GA_CONFIG_WANT
 }
 
+/* A number's value (a UINT's or a SIZE's), for its range. */
+#define GA_NUM_UINT(v)    (v)
+#define GA_NUM_SIZE(v)    (v)
+#define GA_NUM_MODE(v)    0
+#define GA_NUM_FEATURE(v) 0
+#define GA_NUM_BOOL(v)    0
+#define GA_NUM_LEVEL(v)   0
+#define GA_NUM_STR(v)     0
+#define GA_NUM_LIMIT(v)   0
+static uint64_t number_of(const ga_config_t *cfg, unsigned i)
+{
+#define GA_CONFIG_NUM(var, type, field, def, needs, help)                                   \
+    if (i == GA_CFG_##var)                                                                  \
+        return (uint64_t)GA_NUM_##type(cfg->field);
+    GA_CONFIG_VARS(GA_CONFIG_NUM)
+#undef GA_CONFIG_NUM
+    return 0;
+}
+
+static void use_default(ga_config_t *cfg, unsigned i)
+{
+#define GA_CONFIG_DEF(var, type, field, def, needs, help)                                   \
+    if (i == GA_CFG_##var)                                                                  \
+        (void)GA_PARSER_##type(def, &cfg->field);
+    GA_CONFIG_VARS(GA_CONFIG_DEF)
+#undef GA_CONFIG_DEF
+}
+
+/* A number set outside its range (the table's R rows): one line naming the
+ * range, and the default. The bounds are checked by the unit tests. */
+static void check_ranges(ga_config_t *cfg, const ga_config_src_t *src, const char *raw[GA_CFG_N])
+{
+    for (const range_t *r = ranges; r->var < GA_CFG_N; r++) {
+        uint64_t v = number_of(cfg, r->var), lo = 0, hi = UINT64_MAX;
+        (void)ga_parse_size(r->min, &lo);
+        if (*r->max)
+            (void)ga_parse_size(r->max, &hi);
+        if (!raw[r->var] || (v >= lo && v <= hi))
+            continue;
+        const ga_config_doc_t *d = &ga_config_docs[r->var];
+        if (*r->max)
+            problemf(src, d->name, "%s='%s' is out of range: expected %s to %s; using the "
+                     "default '%s'", d->name, raw[r->var], r->min, r->max, d->def);
+        else
+            problemf(src, d->name, "%s='%s' is out of range: expected %s or more; using the "
+                     "default '%s'", d->name, raw[r->var], r->min, d->def);
+        use_default(cfg, r->var);
+        raw[r->var] = NULL;
+    }
+}
+
 /* ---- the loader ------------------------------------------------------------------- */
 
 static const char *raw_value(const ga_config_src_t *src, const file_vals_t *f, unsigned i)
@@ -398,6 +481,7 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
     }
     GA_CONFIG_VARS(GA_CONFIG_LOAD)
 #undef GA_CONFIG_LOAD
+    check_ranges(cfg, src, raw);
     /* Features not set one by one follow GPUACCEL's set; a feature's own
      * switch wins over the set, whichever it is (GPUACCEL=0
      * GPUACCEL_COALESCE=1 is coalescing alone). The library is active when
@@ -420,7 +504,7 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src)
 #define GA_CONFIG_ANY(var, type, field, def, needs, help)                                   \
     if (!needs[0])                                                                          \
         cfg->enabled |= GA_ON_##type(cfg->field);
-    GA_FEATURE_SETTINGS(GA_CONFIG_ANY, GA_CONFIG_NO_W)
+    GA_FEATURE_SETTINGS(GA_CONFIG_ANY, GA_CONFIG_NO_W, GA_CONFIG_NO_R)
 #undef GA_CONFIG_ANY
     check_limit_units(src, raw);
     check_size_units(src, raw);

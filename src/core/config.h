@@ -18,7 +18,12 @@
  * feature's switch: when it is not set, GPUACCEL's set decides (off: none;
  * safe: those whose default is "1"; all: every one). W(switch, wanted, why)
  * rows name a setting a switch cannot act without: the switch on and that
- * one unset draws a warning saying why.
+ * one unset draws a warning saying why. R(variable, min, max) rows, written
+ * under the X row they bound (a UINT or a SIZE), give the values the code
+ * acts on as set, in the variable's own notation ("64K"; max "" for no upper
+ * bound): a value outside draws one warning naming the range, and the
+ * default is used. A value the code would clamp, round away or read as
+ * another needs such a row, so that `gpuaccel env --check` catches it.
  *
  * Core's rows are in core/settings.h; each feature keeps its own in its
  * folder's settings.h, and src/features/settings.h (written by autogen.sh
@@ -28,11 +33,13 @@
 #include "core/settings.h"
 #include "features/settings.h"
 
-#define GA_CONFIG_TABLE(X, W) GA_CORE_SETTINGS(X, W) GA_FEATURE_SETTINGS(X, W)
+#define GA_CONFIG_TABLE(X, W, R) GA_CORE_SETTINGS(X, W, R) GA_FEATURE_SETTINGS(X, W, R)
 #define GA_CONFIG_NO_W(sw, wanted, why)
 #define GA_CONFIG_NO_X(var, type, field, def, needs, help)
-#define GA_CONFIG_VARS(X) GA_CONFIG_TABLE(X, GA_CONFIG_NO_W)
-#define GA_CONFIG_WANTS(W) GA_CONFIG_TABLE(GA_CONFIG_NO_X, W)
+#define GA_CONFIG_NO_R(var, min, max)
+#define GA_CONFIG_VARS(X) GA_CONFIG_TABLE(X, GA_CONFIG_NO_W, GA_CONFIG_NO_R)
+#define GA_CONFIG_WANTS(W) GA_CONFIG_TABLE(GA_CONFIG_NO_X, W, GA_CONFIG_NO_R)
+#define GA_CONFIG_RANGES(R) GA_CONFIG_TABLE(GA_CONFIG_NO_X, GA_CONFIG_NO_W, R)
 
 typedef struct ga_limit {
     uint64_t bytes;  /* absolute limit, or 0 */
@@ -105,5 +112,9 @@ typedef struct ga_config_doc {
 } ga_config_doc_t;
 extern const ga_config_doc_t ga_config_docs[];
 extern const unsigned ga_config_ndocs;
+
+/* Variable i's range (its R row): true with *min and *max (max "" for none),
+ * false when it has none. */
+bool ga_config_range(unsigned i, const char **min, const char **max);
 
 #endif

@@ -6,18 +6,23 @@
  * preceded by the runtime and the entry id (so one hook serves the
  * _v2/_ptsz/_ptds variants of a family and knows which was called). A hook
  * returns exactly what the driver returned for the call it stands for.
- *   core/doors.c       getproc4 getproc5
- *   hooks/lifecycle.c  stream_create stream_create_prio stream_destroy module_unload
- *                      library_unload ctx_destroy primary_reset
- *   hooks/sync.c       stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
- *                      capture_begin capture_begin_v1 capture_begin_graph (from CUDA
- *                      12.3 headers on) capture_end
- *   hooks/memory.c     alloc alloc_pitch free free_async meminfo addr_range ipc_get ipc_open
- *                      alloc_async alloc_pool_async pool_set_attr pool_get_attr
- *   hooks/hostmem.c    host_alloc host_alloc_v2 host_free
- *   hooks/copies.c     dtoh dtoh_async memcpy memcpy_async htod htod_async
- *   hooks/launch.c     launch launch_ex
- *   hooks/modules.c    module_load module_load_ex module_load_fatbin library_load */
+ * entries.def's GA_HOOKED rows name them (ga_hook_<family>); by the file
+ * that defines each (tools/gen-docs writes the list; make check compares):
+ * begin: hooks
+ *   core/doors.c      getproc4 getproc5
+ *   hooks/copies.c    dtoh dtoh_async memcpy memcpy_async htod htod_async
+ *   hooks/hostmem.c   host_alloc host_alloc_v2 host_free
+ *   hooks/launch.c    launch launch_ex
+ *   hooks/lifecycle.c stream_create stream_create_prio stream_destroy stream_attach
+ *                     stream_set_attr module_unload library_unload ctx_destroy
+ *                     primary_reset
+ *   hooks/memory.c    alloc alloc_pitch free free_async meminfo addr_range ipc_get
+ *                     range_export ipc_open alloc_async alloc_pool_async pool_set_attr
+ *                     pool_get_attr
+ *   hooks/modules.c   module_load module_load_ex module_load_fatbin library_load
+ *   hooks/sync.c      stream_sync stream_query ctx_sync ctx_sync_v2 event_sync
+ *                     capture_begin capture_begin_v1 capture_begin_graph capture_end
+ * end: hooks */
 #ifndef GA_HOOKS_H
 #define GA_HOOKS_H
 
@@ -31,7 +36,7 @@
 
 /* Start the features for rt (once, from init, before rt is published):
  * switch off, with a warning, each one this driver is too old for, build the
- * dispatch, and set rt->track, epochs, calls and per_call (hooks/features.c). */
+ * dispatch, and set rt->track, epochs, calls and per_call (hooks/dispatch.c). */
 void ga_hooks_start(ga_rt_t *rt);
 
 /* At exit: the features' files and reports. */

@@ -26,7 +26,7 @@ typedef struct ga_rt {
                     * may answer it with an error (features/feature.h: gate) */
     bool direct;   /* no feature is on and no call is counted for the log: the
                     * doors hand out the driver's own entry points, and the
-                    * exported wrappers only count (hooks/features.c) */
+                    * exported wrappers only count (hooks/dispatch.c) */
 } ga_rt_t;
 
 /* What a feature's gate asks of the hooks (features/feature.h). */

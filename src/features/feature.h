@@ -5,7 +5,7 @@
  * The descriptor says what the feature is (name, switch, the driver entry
  * points it cannot work without, what it needs from tracking) and which events
  * it takes part in. At init the hooks build, for each event, the array of the
- * enabled features that handle it (hooks/features.c): a feature that is off,
+ * enabled features that handle it (hooks/dispatch.c): a feature that is off,
  * or that leaves an event NULL, costs that event nothing.
  *
  * Two kinds of events:
@@ -42,7 +42,7 @@ typedef enum { GA_COPY_HTOD, GA_COPY_DTOH, GA_COPY_DTOD, GA_COPY_OTHER } ga_copy
 
 /* A launch as the hooks see it, and as features may rewrite it. */
 typedef struct ga_launch {
-    CUfunction f;            /* what is launched (a swap may replace it) */
+    CUfunction f;            /* what is launched (kernels may replace it) */
     CUfunction original;     /* what the program named */
     unsigned grid[3], block[3];
     unsigned shmem;

@@ -1,6 +1,6 @@
 /* dispatch.h - for each event of the feature interface (features/feature.h),
  * the handlers of the enabled features, in features.def order: built once at
- * init by ga_hooks_start (hooks/features.c) before the runtime is published,
+ * init by ga_hooks_start (hooks/dispatch.c) before the runtime is published,
  * read without locks after. An event no enabled feature handles has no
  * handlers, and costs its hook one load and one compare. */
 #ifndef GA_DISPATCH_H
@@ -29,7 +29,7 @@ typedef struct ga_dispatch {
     bool sequences; /* some feature uses the sequence detector: the hooks feed it */
 } ga_dispatch_t;
 
-extern ga_dispatch_t ga_d;
+extern ga_dispatch_t ga_dispatch;
 
 /* Which features rt's configuration switches on, each switched off (with a
  * warning, and in rt->cfg) when this driver lacks an entry point it needs. */
@@ -45,16 +45,16 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES]);
 /* Tell every handler of `ev`. */
 #define GA_EACH(ev, ...)                                                                 \
     do {                                                                                 \
-        for (unsigned i_ = 0; i_ < ga_d.n_##ev; i_++)                                    \
-            ga_d.ev[i_](__VA_ARGS__);                                                    \
+        for (unsigned i_ = 0; i_ < ga_dispatch.n_##ev; i_++)                             \
+            ga_dispatch.ev[i_](__VA_ARGS__);                                             \
     } while (0)
 
 /* Ask the handlers of a served event in turn; true when one answered. */
 #define GA_SERVE(ev, ...)                                                                \
     ({                                                                                   \
         bool served_ = false;                                                            \
-        for (unsigned i_ = 0; i_ < ga_d.n_##ev && !served_; i_++)                        \
-            served_ = ga_d.ev[i_](__VA_ARGS__);                                          \
+        for (unsigned i_ = 0; i_ < ga_dispatch.n_##ev && !served_; i_++)                 \
+            served_ = ga_dispatch.ev[i_](__VA_ARGS__);                                   \
         served_;                                                                         \
     })
 
@@ -67,23 +67,25 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES]);
 static inline bool ga_reclaim(const ga_rt_t *rt, bool host)
 {
     bool any = false;
-    for (unsigned i_ = 0; i_ < ga_d.n_gate; i_++)
-        if (ga_d.gate_of[i_]->settle && ga_d.gate_of[i_]->settle(rt) == CUDA_SUCCESS)
+    for (unsigned i_ = 0; i_ < ga_dispatch.n_gate; i_++) {
+        const ga_feature_t *f_ = ga_dispatch.gate_of[i_];
+        if (f_->settle && f_->settle(rt) == CUDA_SUCCESS)
             any = true;
-    for (unsigned i_ = 0; i_ < ga_d.n_reclaim; i_++)
-        any |= ga_d.reclaim[i_](rt, host);
+    }
+    for (unsigned i_ = 0; i_ < ga_dispatch.n_reclaim; i_++)
+        any |= ga_dispatch.reclaim[i_](rt, host);
     return any;
 }
 
 static inline bool ga_feature_on(unsigned feature_id)
 {
-    return ga_d.on[feature_id];
+    return ga_dispatch.on[feature_id];
 }
 
 /* A monotonic start time when some handler times calls, else 0. */
 static inline uint64_t ga_hooks_t0(void)
 {
-    return ga_d.timed ? ga_now_ns() : 0;
+    return ga_dispatch.timed ? ga_now_ns() : 0;
 }
 
 /* Flush points: whatever features hold back goes out before a call that may
@@ -92,7 +94,7 @@ static inline uint64_t ga_hooks_t0(void)
 static inline void ga_flush(const ga_rt_t *rt, ga_flush_t what, CUstream s)
 {
     GA_EACH(flush, rt, what, s);
-    if (ga_d.sequences)
+    if (ga_dispatch.sequences)
         ga_seq_flush(rt);
 }
 

@@ -1,6 +1,6 @@
 /* launch.c - the kernel launch hooks: where the launch features decide what
  * is launched. The tuner may first run its experiment on the program's own
- * configuration; then a rewrite (swap may replace the function, and for
+ * configuration; then a rewrite (kernels may replace the function, and for
  * grid-stride replacements the configuration; tune may give a launch not
  * swapped another configuration); then graphs may hold the launch as part of
  * a known sequence; otherwise the driver gets it. A rewritten launch that the
@@ -32,10 +32,10 @@ static CUresult launch(const ga_rt_t *rt, ga_id_t id, ga_launch_t *l)
     __typeof__(&cuLaunchKernel) real = GA_REAL(rt, id, cuLaunchKernel);
     const ga_launch_t asked = *l;
     GA_EACH(before_launch, rt, l);
-    if (ga_d.n_rewrite && !ga_capture_active())
-        for (unsigned i = 0; i < ga_d.n_rewrite && !l->rewritten_by; i++)
-            if (ga_d.rewrite[i](rt, l))
-                l->rewritten_by = ga_d.rewrite_of[i];
+    if (ga_dispatch.n_rewrite && !ga_capture_active())
+        for (unsigned i = 0; i < ga_dispatch.n_rewrite && !l->rewritten_by; i++)
+            if (ga_dispatch.rewrite[i](rt, l))
+                l->rewritten_by = ga_dispatch.rewrite_of[i];
     CUresult r = CUDA_SUCCESS;
     l->held = GA_SERVE(hold, rt, l, &r);
     if (l->held)
@@ -73,10 +73,10 @@ CUresult ga_hook_launch(const ga_rt_t *rt, ga_id_t id, CUfunction f, unsigned in
     /* Now the features that read kernels may ask the driver about the
      * function it accepted. */
     if (r == CUDA_SUCCESS && !l.held && l.f == l.original &&
-        (ga_d.n_rewrite || ga_d.n_before_launch))
+        (ga_dispatch.n_rewrite || ga_dispatch.n_before_launch))
         ga_kernel_note_launched(l.original);
     GA_EACH(launch_done, rt, &l, r);
-    if (ga_d.sequences)
+    if (ga_dispatch.sequences)
         feed_sequences(rt, &l, r);
     ga_data_end(rt, r, hStream, l.per_thread);
     if (r == CUDA_SUCCESS && ga_log_enabled(GA_LOG_DEBUG))

@@ -86,13 +86,13 @@ CUresult ga_hook_free_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr, CUs
 CUresult ga_hook_meminfo(const ga_rt_t *rt, ga_id_t id, size_t *free_bytes, size_t *total)
 {
     CUresult r = GA_REAL(rt, id, cuMemGetInfo_v2)(free_bytes, total);
-    if (r != CUDA_SUCCESS || !free_bytes || !total || !ga_d.n_held_free)
+    if (r != CUDA_SUCCESS || !free_bytes || !total || !ga_dispatch.n_held_free)
         return r;
     /* What features hold for the program is free as far as it is concerned. */
     CUcontext ctx = ga_current_ctx(rt);
     size_t held = 0;
-    for (unsigned i = 0; i < ga_d.n_held_free; i++)
-        held += ga_d.held_free[i](ctx);
+    for (unsigned i = 0; i < ga_dispatch.n_held_free; i++)
+        held += ga_dispatch.held_free[i](ctx);
     *free_bytes = *free_bytes + held > *total ? *total : *free_bytes + held;
     return r;
 }
@@ -102,7 +102,7 @@ CUresult ga_hook_addr_range(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *pbase, s
 {
     __typeof__(&cuMemGetAddressRange_v2) real = GA_REAL(rt, id, cuMemGetAddressRange_v2);
     CUresult r = real(pbase, psize, dptr); /* the program's own call, for its answer */
-    if (r != CUDA_SUCCESS || !psize || !ga_d.n_asked_size)
+    if (r != CUDA_SUCCESS || !psize || !ga_dispatch.n_asked_size)
         return r;
     CUdeviceptr base = 0;
     size_t size, asked;

@@ -11,7 +11,7 @@
  * (in any thread) the wait covers. Read only when someone asks. */
 static uint64_t sync_begins(void)
 {
-    return ga_d.n_synced ? ga_order_now() : 0;
+    return ga_dispatch.n_synced ? ga_order_now() : 0;
 }
 
 static CUresult waited(CUresult r, ga_stream_mark_t m)

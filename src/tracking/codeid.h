@@ -4,7 +4,7 @@
  * A name and a parameter layout do not identify code: `scale(unsigned *,
  * unsigned, unsigned)` exists in countless programs with other arithmetic.
  * What the library may replace is the exact code a replacement was verified
- * against, so replacements are keyed by this identity (features/swap).
+ * against, so replacements are keyed by this identity (features/kernels).
  *
  * Images are what cuModuleLoadData, cuModuleLoadDataEx, cuModuleLoadFatBinary
  * and cuLibraryLoadData take: cudart's fatbin wrapper (magic 0x466243B1), a

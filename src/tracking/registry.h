@@ -32,7 +32,7 @@ const ga_kernel_t *ga_kernel_info(const ga_rt_t *rt, CUfunction f);
 void ga_kernel_note_launched(CUfunction f);
 bool ga_kernel_was_launched(CUfunction f);
 
-/* Per-handle decisions of the features (swap: the replacement; tune: the
+/* Per-handle decisions of the features (kernels: the replacement; tune: the
  * rules for the kernel), read without a lock on every launch. A feature takes
  * a slot at init; a decision, once made for a handle, stays until its module
  * or library is unloaded (a reused handle starts with none). */

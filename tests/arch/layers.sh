@@ -21,7 +21,7 @@ plant() { # FILE LINE: a copy of src/ with LINE appended to FILE must fail, nami
 plant core/log.c '#include "features/pool/pool.h"'
 plant tracking/streams.c '#include "hooks/dispatch.h"'
 plant features/graphs/graphs.c '#include "features/coalesce/coalesce.h"'
-plant hooks/launch.c '#include "features/swap/swap.h"'
+plant hooks/launch.c '#include "features/kernels/kernels.h"'
 # Settings files are rows that core reads: code in one, or an include of a
 # feature's header from one, is caught.
 plant features/pool/settings.h 'static int ga_pool_hidden;'

@@ -114,6 +114,76 @@ warns() { # EXPECTED-TEXT VAR=VALUE...
     [[ "$output" != *"gpuaccel:"* ]]
 }
 
+# Numbers the code would clamp, round away or read as something else: outside
+# the range the settings table states, `gpuaccel env --check` names the range
+# and exits 1, and the library says the same once, uses the default and runs
+# the program unchanged.
+out_of_range() { # VAR=VALUE RANGE DEFAULT
+    local var=${1%%=*} val=${1#*=} text
+    text="$var='$val' is out of range: expected $2; using the default '$3'"
+    run env GPUACCEL=all "$1" "$GA_BUILD/tools/gpuaccel" env --check
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(echo "$output" | grep -cxF "problem: $text")" -eq 1 ]
+    [ "$(echo "$output" | grep -c '^problem: ')" -eq 1 ]
+    [ "$(echo "$output" | awk -v v="$var" '$1 == v { print $4 }')" = "$3" ]
+    warns "$text" GPUACCEL=all "$1"
+}
+
+@test "GPUACCEL_GRAPH_MIN=0 and =1: fewer than 2 launches make no graph" {
+    out_of_range GPUACCEL_GRAPH_MIN=0 "2 to 4096" 5
+    out_of_range GPUACCEL_GRAPH_MIN=1 "2 to 4096" 5
+}
+@test "GPUACCEL_GRAPH_MIN=5000: no sequence learned is that long" {
+    out_of_range GPUACCEL_GRAPH_MIN=5000 "2 to 4096" 5
+}
+@test "GPUACCEL_GRAPH_CACHE=0: the cache keeps at least one graph" {
+    out_of_range GPUACCEL_GRAPH_CACHE=0 "1 or more" 64
+}
+@test "GPUACCEL_COALESCE_MAX=0: no small read would fill a window" {
+    out_of_range GPUACCEL_COALESCE_MAX=0 "1 or more" 256
+}
+@test "GPUACCEL_COALESCE_WINDOW=0: a window holds at least a byte" {
+    out_of_range GPUACCEL_COALESCE_WINDOW=0 "1 or more" 64K
+}
+@test "GPUACCEL_STAGING_THREADS=1000: 64 copy threads at most" {
+    out_of_range GPUACCEL_STAGING_THREADS=1000 "0 to 64" 0
+}
+@test "GPUACCEL_STAGING_CHUNK=32K and =2G: a chunk is 64K to 1G" {
+    out_of_range GPUACCEL_STAGING_CHUNK=32K "64K to 1G" 8M
+    out_of_range GPUACCEL_STAGING_CHUNK=2G "64K to 1G" 8M
+}
+@test "GPUACCEL_STAGING_MIN=0: the smallest copy staged is a byte" {
+    out_of_range GPUACCEL_STAGING_MIN=0 "1 or more" 4M
+}
+@test "a range's bounds are taken as set: no problem" {
+    run env GPUACCEL=all GPUACCEL_GRAPH_MIN=4096 GPUACCEL_GRAPH_CACHE=1 \
+        GPUACCEL_STAGING_THREADS=64 GPUACCEL_STAGING_CHUNK=1G GPUACCEL_STAGING_MIN=1K \
+        GPUACCEL_COALESCE_MAX=1K GPUACCEL_COALESCE_WINDOW=1K "$GA_BUILD/tools/gpuaccel" env --check
+    echo "$output"
+    [ "$status" -eq 0 ]
+    has_words 'no problems'
+    [ "$(echo "$output" | awk '$1 == "GPUACCEL_STAGING_THREADS" { print $4 }')" = 64 ]
+    run env GPUACCEL=all GPUACCEL_GRAPH_MIN=2 GPUACCEL_STAGING_CHUNK=64K \
+        "$GA_BUILD/tools/gpuaccel" env --check
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | awk '$1 == "GPUACCEL_GRAPH_MIN" { print $4 }')" = 2 ]
+}
+
+@test "env --markdown: a row per variable with its range, whatever the environment says" {
+    local n
+    run env GPUACCEL_GRAPH_MIN=1 GPUACCEL_NOPE=1 "$GA_BUILD/tools/gpuaccel" env --markdown
+    echo "$output"
+    [ "$status" -eq 0 ]
+    n=$("$GA_BUILD/tools/gpuaccel" env | grep -c '^GPUACCEL')
+    [ "$(echo "$output" | grep -c '^| `GPUACCEL')" -eq "$n" ]
+    [ "$(echo "$output" | grep -cxF '| `GPUACCEL_GRAPH_MIN` | 5 | 2 to 4096 | fewest kernels in a sequence worth a graph; acts with GPUACCEL_GRAPHS |')" -eq 1 ]
+    no_line 'problem'
+    run "$GA_BUILD/tools/gpuaccel" env --markdown --check
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"choose --check or --markdown, not both"* ]]
+}
+
 # One truth for settings: for every set and each feature's own switch on top
 # of it, the features the library turns on (its "features on:" line) are the
 # ones `gpuaccel env` shows in effect.

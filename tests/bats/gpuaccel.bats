@@ -16,13 +16,17 @@ ga() {
     env LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" "$@"
 }
 
-@test "--help and --version" {
+@test "--help, -V and --version" {
     run "$GA_TOOL" --help
     [ "$status" -eq 0 ]
     for c in run profile report ab env; do [[ "$output" == *"  $c "* ]]; done
     run "$GA_TOOL" --version
     [ "$status" -eq 0 ]
     [[ "$output" =~ ^gpuaccel\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+    local long=$output
+    run "$GA_TOOL" -V
+    [ "$status" -eq 0 ]
+    [ "$output" = "$long" ]
     run "$GA_TOOL" ab --help
     [ "$status" -eq 0 ]
     [[ "$output" == *"--check-digest"* ]]

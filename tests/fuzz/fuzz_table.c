@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "features/swap/swap.h"
+#include "features/kernels/kernels.h"
 
-static void check_rule(void *arg, const ga_swap_rule_t *r)
+static void check_rule(void *arg, const ga_kernels_rule_t *r)
 {
     (void)arg;
     if (!*r->original || !*r->replacement || strpbrk(r->original, " \t\r\n#") ||
-        strpbrk(r->replacement, " \t\r\n#") || r->ncodes > GA_SWAP_MAX_CODES ||
+        strpbrk(r->replacement, " \t\r\n#") || r->ncodes > GA_KERNELS_MAX_CODES ||
         (r->ncodes && !r->codes))
         abort();
 }
@@ -18,6 +18,6 @@ static void check_rule(void *arg, const ga_swap_rule_t *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ga_swap_parse_table((const char *)data, size, "fuzz", check_rule, NULL);
+    ga_kernels_parse_table((const char *)data, size, "fuzz", check_rule, NULL);
     return 0;
 }

@@ -1,19 +1,23 @@
 /* settings.h - staging's settings: the rows of core/config.h's table that staging/
- * owns (X: a setting; W: a switch, the setting it cannot act without, and why;
- * config.h explains the columns). autogen.sh gathers every feature folder's
- * settings.h into src/features/settings.h. */
+ * owns (X: a setting; W: a switch, the setting it cannot act without, and why; R:
+ * the range of a number; config.h explains the columns). autogen.sh gathers every
+ * feature folder's settings.h into src/features/settings.h. */
 #ifndef GA_SETTINGS_STAGING_H
 #define GA_SETTINGS_STAGING_H
 
-#define GA_SETTINGS_staging(X, W)                                                       \
-    X(GPUACCEL_STAGING, FEATURE, staging, "1", "",                                      \
-      "copy large pageable host buffers through pinned buffers, with several threads")  \
-    X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                \
-      "smallest copy staged, bytes")                                                    \
-    X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",            \
-      "largest piece staged at a time, bytes (4 pinned buffers of it per engine)")      \
-    X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",         \
-      "threads that copy host memory, the caller included; 0: three quarters of the "   \
-      "CPUs, 12 at most")
+#define GA_SETTINGS_staging(X, W, R)                                                     \
+    X(GPUACCEL_STAGING, FEATURE, staging, "1", "",                                       \
+      "copy large pageable host buffers through pinned buffers, with several threads")   \
+    X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                 \
+      "smallest copy staged, bytes")                                                     \
+    R(GPUACCEL_STAGING_MIN, "1", "")                                                     \
+    X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",             \
+      "largest piece staged at a time, bytes, rounded up to a multiple of 4K (4 pinned " \
+      "buffers of it per engine)")                                                       \
+    R(GPUACCEL_STAGING_CHUNK, "64K", "1G")                                               \
+    X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",          \
+      "threads that copy host memory, the caller included; 0: three quarters of the "    \
+      "CPUs, 12 at most")                                                                \
+    R(GPUACCEL_STAGING_THREADS, "0", "64")
 
 #endif

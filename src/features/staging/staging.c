@@ -126,7 +126,9 @@ static _Atomic uint64_t n_htod, n_dtoh, n_bytes, n_declined, n_busy, n_fallbacks
 
 /* ---- the settings --------------------------------------------------------------- */
 
-/* The largest chunk: a multiple of 4 KiB, 64 KiB at least. */
+/* The largest chunk: a multiple of 4 KiB, 64 KiB at least. The setting's
+ * range (settings.h) keeps it within the clamps below; they stay for a
+ * configuration made in code (the unit tests). */
 static size_t chunk_size(const ga_rt_t *rt)
 {
     size_t c = rt->cfg.staging_chunk ? (size_t)rt->cfg.staging_chunk : (size_t)8 << 20;
@@ -154,10 +156,10 @@ static unsigned copy_threads(const ga_rt_t *rt)
         if (t > 12)
             t = 12;
     }
-    return t > MAX_THREADS ? MAX_THREADS : t;
+    return t > MAX_THREADS ? MAX_THREADS : t; /* the setting's range ends there too */
 }
 
-static void st_init(const ga_rt_t *rt)
+static void staging_init(const ga_rt_t *rt)
 {
     helpers_wanted = copy_threads(rt) - 1;
 }
@@ -510,14 +512,14 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
     return done;
 }
 
-static bool st_write(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, const void *src, size_t n,
-                     CUstream s, CUresult *r)
+static bool staging_write(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, const void *src,
+                          size_t n, CUstream s, CUresult *r)
 {
     return is_htod(id) && stage(rt, id, HTOD, (void *)(uintptr_t)src, dst, n, s, r);
 }
 
-static bool st_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
-                    CUstream s, CUresult *r)
+static bool staging_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                         CUstream s, CUresult *r)
 {
     return is_dtoh(id) && stage(rt, id, DTOH, dst, src, n, s, r);
 }
@@ -526,7 +528,7 @@ static bool st_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
 
 /* The context's pinned memory and events went with it: forget them (an engine
  * in use forgets them when its copy ends). */
-static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+static void staging_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     (void)rt;
     pthread_mutex_lock(&lock);
@@ -548,7 +550,7 @@ static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 /* Out of page-locked memory (the program's own allocation failed): the rings of engines
  * no copy is using go back, once their last DMAs are done; a later staged
  * copy makes its ring again. True if any went. */
-static bool st_reclaim(const ga_rt_t *rt, bool host)
+static bool staging_reclaim(const ga_rt_t *rt, bool host)
 {
     __typeof__(&cuEventSynchronize) wait = GA_REAL(rt, GA_ID_cuEventSynchronize, cuEventSynchronize);
     bool gave = false;
@@ -588,7 +590,7 @@ void ga_staging_stats(ga_staging_stats_t *s)
     s->fallbacks = atomic_load(&n_fallbacks);
 }
 
-static void st_report(void)
+static void staging_report(void)
 {
     ga_staging_stats_t s;
     ga_staging_stats(&s);
@@ -626,11 +628,11 @@ const ga_feature_t ga_feature_staging = {
     GA_NEEDS(GA_ID_cuPointerGetAttributes, GA_ID_cuMemGetAddressRange_v2, GA_ID_cuMemHostAlloc,
              GA_ID_cuEventCreate, GA_ID_cuEventRecord, GA_ID_cuEventSynchronize,
              GA_ID_cuMemcpyHtoDAsync_v2, GA_ID_cuMemcpyDtoHAsync_v2),
-    .init = st_init,
-    .report = st_report,
+    .init = staging_init,
+    .report = staging_report,
     .fork = &fork_ops,
-    .read = st_read,
-    .write = st_write,
-    .ctx_gone = st_ctx_gone,
-    .reclaim = st_reclaim,
+    .read = staging_read,
+    .write = staging_write,
+    .ctx_gone = staging_ctx_gone,
+    .reclaim = staging_reclaim,
 };

@@ -13,7 +13,7 @@
  * (cuStreamQuery): the new owner starts with an empty stream, as a created
  * one is, with no dependency on the old owner's work (which, as after
  * cuStreamDestroy, still completes in order). Streams the program gave
- * attributes or attached managed memory to are not kept (st_touched). What
+ * attributes or attached managed memory to are not kept (streams_touched). What
  * differs from native: cuStreamGetId of a reused stream is
  * the id it had before.
  *
@@ -118,8 +118,8 @@ static CUstream take(const ga_rt_t *rt, CUcontext ctx, unsigned flags, int prio)
     return got;
 }
 
-static bool st_create(const ga_rt_t *rt, CUstream *ph, unsigned flags, int prio, bool with_prio,
-                      CUresult *r)
+static bool streams_create(const ga_rt_t *rt, CUstream *ph, unsigned flags, int prio,
+                           bool with_prio, CUresult *r)
 {
     if (!ph || ga_serving_off())
         return false;
@@ -142,7 +142,7 @@ static bool st_create(const ga_rt_t *rt, CUstream *ph, unsigned flags, int prio,
 }
 
 /* The program destroys h: keep it if we made it and there is room. */
-static bool st_destroy(const ga_rt_t *rt, CUstream h, CUresult *r)
+static bool streams_destroy(const ga_rt_t *rt, CUstream h, CUresult *r)
 {
     if (!h || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD || ga_serving_off())
         return false;
@@ -163,7 +163,7 @@ static bool st_destroy(const ga_rt_t *rt, CUstream h, CUresult *r)
 }
 
 /* An attribute or attached memory: destroyed for real when the time comes. */
-static void st_touched(const ga_rt_t *rt, CUstream h)
+static void streams_touched(const ga_rt_t *rt, CUstream h)
 {
     (void)rt;
     free(take_made(h));
@@ -171,7 +171,7 @@ static void st_touched(const ga_rt_t *rt, CUstream h)
 
 /* The context's streams went with it: forget them, free nothing (a later
  * context may get the same handle values). */
-static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+static void streams_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     (void)rt;
     pthread_mutex_lock(&lock);
@@ -189,7 +189,7 @@ static void st_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
     pthread_mutex_unlock(&lock);
 }
 
-static void st_report(void)
+static void streams_report(void)
 {
     ga_report_served("streams", &hits, &misses, "stream creations served from kept streams");
 }
@@ -210,10 +210,10 @@ const ga_feature_t ga_feature_streams = {
     .off = switch_off,
     GA_NEEDS(GA_ID_cuStreamCreate, GA_ID_cuStreamDestroy_v2, GA_ID_cuStreamQuery,
              GA_ID_cuCtxGetCurrent),
-    .report = st_report,
+    .report = streams_report,
     .fork = &fork_ops,
-    .stream_create = st_create,
-    .stream_destroy = st_destroy,
-    .stream_touched = st_touched,
-    .ctx_gone = st_ctx_gone,
+    .stream_create = streams_create,
+    .stream_destroy = streams_destroy,
+    .stream_touched = streams_touched,
+    .ctx_gone = streams_ctx_gone,
 };

@@ -10,7 +10,7 @@ void ga_tuner_init(const ga_rt_t *rt);
 void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size);
 void ga_tuner_free(CUdeviceptr p);
 
-/* Before a launch the program asked for (after swap and tune are off): may run
+/* Before a launch the program asked for (after kernels and tune are off): may run
  * the experiment for this configuration, leaving the program's memory as it was. */
 void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
                             const unsigned block[3], unsigned shmem, CUstream s, void **params,

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/config.h"
+#include "tracking/sequence.h"
 
 static const char *const *fake_env;
 
@@ -67,7 +68,8 @@ static const ga_config_doc_t *doc(const char *name)
     return NULL;
 }
 
-int main(void)
+/* the four words of each truth value, in any case, and nothing else */
+TEST_CASE(parse_bool)
 {
     bool b = false;
     CHECK(ga_parse_bool("1", &b) && b);
@@ -76,7 +78,11 @@ int main(void)
     CHECK(!ga_parse_bool("2", &b) && b);
     CHECK(!ga_parse_bool("", &b));
     CHECK(!ga_parse_bool("1 ", &b));
+}
 
+/* byte counts: binary suffixes, fractions with a suffix, no overflow */
+TEST_CASE(parse_size)
+{
     uint64_t v = 0;
     CHECK(ga_parse_size("4096", &v) && v == 4096);
     CHECK(ga_parse_size("64K", &v) && v == 65536);
@@ -94,17 +100,29 @@ int main(void)
     CHECK(!ga_parse_size("99999999999999999999", &v));
     CHECK(!ga_parse_size("17179869184T", &v)); /* overflows 64 bits */
     CHECK(!ga_parse_size("", &v));
+}
 
+/* whole numbers: no suffix, 32 bits */
+TEST_CASE(parse_uint)
+{
     unsigned u = 7;
     CHECK(ga_parse_uint("5", &u) && u == 5);
     CHECK(!ga_parse_uint("5K", &u) && u == 5);
     CHECK(!ga_parse_uint("4294967296", &u));
+}
 
+/* log levels by name ("warning" too) */
+TEST_CASE(parse_level)
+{
     int level = -1;
     CHECK(ga_parse_level("debug", &level) && level == 3);
     CHECK(ga_parse_level("WARNING", &level) && level == 1);
     CHECK(!ga_parse_level("loud", &level) && level == 1);
+}
 
+/* limits: a byte count (0 keeps nothing) or 1% to 100% */
+TEST_CASE(parse_limit)
+{
     ga_limit_t lim;
     CHECK(ga_parse_limit("50%", &lim) && lim.bytes == 0 && lim.percent == 50);
     CHECK(ga_parse_limit("8G", &lim) && lim.bytes == (8ull << 30));
@@ -114,8 +132,11 @@ int main(void)
     CHECK(!ga_parse_limit("101%", &lim));
     CHECK(!ga_parse_limit("%", &lim));
     CHECK(!ga_parse_limit("x%", &lim));
+}
 
-    /* defaults, then a mixed environment: good values taken, bad ones ignored */
+/* the defaults, then a mixed environment: good values taken, bad ones ignored */
+TEST_CASE(defaults_and_mixed)
+{
     ga_config_t cfg;
     fake_env = NULL;
     load(&cfg, NULL);
@@ -141,10 +162,14 @@ int main(void)
     CHECK(!strcmp(cfg.tune_table, "/tmp/t.txt"));
     CHECK(has_problem("GPUACCEL_COALESCE='maybe' is not valid: expected 1, on, yes, true, 0, off, no or false"));
     CHECK(has_problem("GPUACCEL_GRAPH_MIN='-3'"));
+}
 
-    /* The named sets, and single switches over them. */
+/* GPUACCEL's sets, and single switches over them; a switch that is a file name */
+TEST_CASE(named_sets)
+{
     static const char *const all[] = {"GPUACCEL", "all", "GPUACCEL_GRAPHS", "off", NULL};
     fake_env = all;
+    ga_config_t cfg;
     load(&cfg, NULL);
     CHECK(cfg.mode == GA_MODE_ALL && cfg.pool && cfg.coalesce && cfg.tune && cfg.kernels);
     CHECK(!cfg.graphs);
@@ -161,12 +186,17 @@ int main(void)
     fake_env = safe;
     load(&cfg, NULL);
     CHECK(cfg.enabled && cfg.coalesce && cfg.pool == safe_default("GPUACCEL_POOL"));
+}
 
-    /* Problems: each named once, with what to do. */
+/* problems: each named once, with what to do; limits of 0 and good settings say
+ * nothing */
+TEST_CASE(problems)
+{
     static const char *const bad[] = {"GPUACCEL_POOL_LIMIT", "50", "GPUACCEL_TUNE", "1",
                                       "GPUACCEL_COALESCE", "0", "GPUACCEL_COALESCE_MAX", "1K", NULL};
     static char *const names[] = {"GPUACCEL_POOLL=1", "GPUACCEL_WHATEVER_ELSE=2", "PATH=/bin",
                                   "GPUACCEL_POOL_LIMIT=50", NULL};
+    ga_config_t cfg;
     fake_env = bad;
     load(&cfg, names);
     CHECK(cfg.pool_limit.bytes == 50);
@@ -190,8 +220,12 @@ int main(void)
     fake_env = fine;
     load(&cfg, NULL);
     CHECK(n_problems == 0);
+}
 
-    /* GPUACCEL_CONFIG: a file of NAME=VALUE lines; the environment wins. */
+/* GPUACCEL_CONFIG: a file of NAME=VALUE lines; the environment wins; bad lines
+ * named by number */
+TEST_CASE(config_file)
+{
     char path[] = "/tmp/test_config_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
@@ -201,6 +235,7 @@ int main(void)
     CHECK(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
     close(fd);
     const char *file_env[] = {"GPUACCEL_CONFIG", path, "GPUACCEL_POOL", "1", NULL};
+    ga_config_t cfg;
     fake_env = file_env;
     load(&cfg, NULL);
     CHECK(cfg.coalesce && cfg.graph_min == 9 && cfg.pool);
@@ -214,22 +249,90 @@ int main(void)
     fake_env = missing;
     load(&cfg, NULL);
     CHECK(has_problem("GPUACCEL_CONFIG=/nonexistent/gpuaccel.conf: cannot read the file"));
+}
 
-    /* Every effective value prints. */
+/* Ranges (the table's R rows): bounds in the variable's own notation, in order,
+ * around the default, and taken as set; one past either is reported with the
+ * range, and the default is used. */
+TEST_CASE(ranges)
+{
+    char buf[64], def_text[64], val[32];
+    ga_config_t cfg;
+    unsigned ranged = 0;
+    for (unsigned i = 0; i < ga_config_ndocs; i++) {
+        const ga_config_doc_t *d = &ga_config_docs[i];
+        const char *min, *max;
+        if (!ga_config_range(i, &min, &max))
+            continue;
+        ranged++;
+        uint64_t lo = 0, hi = UINT64_MAX, def = 0;
+        unsigned whole;
+        CHECK(d->type == GA_TYPE_UINT || d->type == GA_TYPE_SIZE);
+        CHECK(d->type == GA_TYPE_SIZE || ga_parse_uint(min, &whole));
+        CHECK(d->type == GA_TYPE_SIZE || !*max || ga_parse_uint(max, &whole));
+        CHECK(ga_parse_size(min, &lo) && (!*max || ga_parse_size(max, &hi)));
+        CHECK(ga_parse_size(d->def, &def) && lo <= def && def <= hi);
+        const char *one[] = {d->name, val, NULL};
+        fake_env = NULL;
+        load(&cfg, NULL);
+        snprintf(def_text, sizeof def_text, "%s", ga_config_effective(&cfg, i, buf, sizeof buf));
+        fake_env = one;
+        snprintf(val, sizeof val, "%s", min);
+        load(&cfg, NULL);
+        CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), min));
+        if (lo > 0) {
+            snprintf(val, sizeof val, "%llu", (unsigned long long)lo - 1);
+            load(&cfg, NULL);
+            CHECK(has_problem("is out of range: expected"));
+            CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), def_text));
+        }
+        if (*max) {
+            snprintf(val, sizeof val, "%s", max);
+            load(&cfg, NULL);
+            CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), max));
+            snprintf(val, sizeof val, "%llu", (unsigned long long)hi + 1);
+            load(&cfg, NULL);
+            CHECK(has_problem("is out of range: expected"));
+            CHECK(!strcmp(ga_config_effective(&cfg, i, buf, sizeof buf), def_text));
+        }
+    }
+    CHECK(ranged >= 7);
+    static const char *const few[] = {"GPUACCEL_GRAPH_MIN", "1", "GPUACCEL_GRAPHS", "1",
+                                      "GPUACCEL_STAGING_THREADS", "1000", NULL};
+    fake_env = few;
+    load(&cfg, NULL);
+    CHECK(cfg.graph_min == 5 && cfg.staging_threads == 0 && n_problems == 2);
+    CHECK(has_problem("GPUACCEL_GRAPH_MIN='1' is out of range: expected 2 to 4096; using the "
+                      "default '5'"));
+    CHECK(has_problem("GPUACCEL_STAGING_THREADS='1000' is out of range: expected 0 to 64; "
+                      "using the default '0'"));
+    /* a sequence the detector hands over is never longer than the largest minimum */
+    const char *gmin, *gmax;
+    CHECK(ga_config_range(doc("GPUACCEL_GRAPH_MIN") - ga_config_docs, &gmin, &gmax));
+    CHECK(strtoul(gmax, NULL, 10) == GA_SEQ_MAX_SEGMENT);
+}
+
+/* every effective value prints */
+TEST_CASE(effective_values)
+{
+    ga_config_t cfg;
     char buf[64];
     fake_env = NULL;
     load(&cfg, NULL);
     for (unsigned i = 0; i < ga_config_ndocs; i++)
         CHECK(*ga_config_effective(&cfg, i, buf, sizeof buf));
     CHECK(!strcmp(ga_config_effective(&cfg, 0, buf, sizeof buf), "safe"));
+}
 
+/* every row names a GPUACCEL variable and has help; every feature's switch
+ * (features.def) is a row, boolean for the toggled ones; every `needs` names a
+ * row */
+TEST_CASE(table_rows)
+{
     CHECK(ga_config_ndocs >= 15);
     for (unsigned i = 0; i < ga_config_ndocs; i++)
         CHECK(!strncmp(ga_config_docs[i].name, "GPUACCEL", 8) && *ga_config_docs[i].help);
 
-    /* Every feature's switch (features.def) is a row of the table its folder
-     * gave (settings.h): a boolean switch for the toggled ones, and every
-     * `needs` names a row. */
 #define GA_FEATURE(name, var, toggled)                                                      \
     {                                                                                       \
         const ga_config_doc_t *d_ = doc(#var);                                              \
@@ -240,5 +343,21 @@ int main(void)
 #undef GA_FEATURE
     for (unsigned i = 0; i < ga_config_ndocs; i++)
         CHECK(!*ga_config_docs[i].needs || doc(ga_config_docs[i].needs));
+}
+
+int main(void)
+{
+    RUN_CASE(parse_bool);
+    RUN_CASE(parse_size);
+    RUN_CASE(parse_uint);
+    RUN_CASE(parse_level);
+    RUN_CASE(parse_limit);
+    RUN_CASE(defaults_and_mixed);
+    RUN_CASE(named_sets);
+    RUN_CASE(problems);
+    RUN_CASE(config_file);
+    RUN_CASE(ranges);
+    RUN_CASE(effective_values);
+    RUN_CASE(table_rows);
     return check_done("test_config");
 }

@@ -47,29 +47,32 @@ static int cmp_ptr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int main(void)
+/* The cases below are steps of one story over one pool, in the order main
+ * runs them: each starts from what the one before left (the blocks a and b
+ * of the first steps, the cache's contents, the limit). */
+static ga_rt_t rt;
+static CUdeviceptr a, b; /* the story's first two blocks: 1000 and 1010 bytes */
+
+/* size classes: cover the request, waste at most 1/8 (+ the 256 B floor) */
+TEST_CASE(size_classes)
 {
-    /* size classes: cover the request, waste at most 1/8 (+ the 256 B floor) */
-    unsigned seed = (unsigned)time(NULL);
-    printf("seed %u\n", seed);
-    srand(seed);
     for (int i = 0; i < 100000; i++) {
         size_t n = 1 + ((size_t)rand() << (rand() % 20)) % ((size_t)1 << 40);
         int c = ga_pool_class(n);
-        size_t b = ga_pool_class_bytes(c);
-        CHECK(c >= 0 && b >= n && (b <= 256 || b - n <= n / 8 + 1));
-        CHECK(ga_pool_class(b) == c);
+        size_t bytes = ga_pool_class_bytes(c);
+        CHECK(c >= 0 && bytes >= n && (bytes <= 256 || bytes - n <= n / 8 + 1));
+        CHECK(ga_pool_class(bytes) == c);
     }
     CHECK(ga_pool_class(256) == 0 && ga_pool_class(257) == 1 && ga_pool_class_bytes(1) == 288);
     CHECK(ga_pool_class((size_t)1 << 50) == -1);
+}
 
-    static ga_rt_t rt;
-    stub_runtime(&rt);
-    stub_device(&rt);
-
-    int allocs;
+/* a freed block is reused at once when nothing was enqueued (its fence is
+ * empty, no event recorded), else once its fence completes, not before */
+TEST_CASE(reuse_after_fence)
+{
     /* nothing enqueued: the fence is empty, no event recorded */
-    CUdeviceptr a = alloc(&rt, 1000);
+    a = alloc(&rt, 1000);
     CHECK(a && real_allocs == 1);
     int recorded = stub_events_recorded;
     CHECK(release(&rt, a) == CUDA_SUCCESS && real_frees == 0);
@@ -79,7 +82,7 @@ int main(void)
     ga_stream_note_work(&rt, NULL, false);
     stub_event_pending = 1;
     CHECK(release(&rt, a) == CUDA_SUCCESS && stub_events_recorded == recorded + 1);
-    CUdeviceptr b = alloc(&rt, 1010);                       /* same class, still running */
+    b = alloc(&rt, 1010);                                   /* same class, still running */
     CHECK(b && b != a && real_allocs == 2);
     stub_event_pending = 0;
     CHECK(alloc(&rt, 1000) == a);
@@ -87,9 +90,12 @@ int main(void)
     recorded = stub_events_recorded;
     CHECK(release(&rt, b) == CUDA_SUCCESS && stub_events_recorded == recorded);
     CHECK(alloc(&rt, 1010) == b);
+}
 
-    /* freed with no context current (the driver frees a pointer in its own
-     * context whatever is current): kept, and its fence recorded there */
+/* freed with no context current (the driver frees a pointer in its own context
+ * whatever is current): kept, and its fence recorded there */
+TEST_CASE(freed_without_context)
+{
     CUcontext mine = stub_current;
     rt.drv.fn[GA_ID_cuCtxPushCurrent_v2] = (void *)stub_push;
     rt.drv.fn[GA_ID_cuCtxPopCurrent_v2] = (void *)stub_pop;
@@ -98,14 +104,17 @@ int main(void)
     stub_current = mine;
     CHECK(alloc(&rt, 1010) == b && real_allocs == 2);
     ga_stream_note_work(&rt, NULL, false);
-    recorded = stub_events_recorded;
+    int recorded = stub_events_recorded;
     stub_current = NULL;
     CHECK(release(&rt, b) == CUDA_SUCCESS && real_frees == 0);
     CHECK(pushes == 1 && stub_current == NULL && stub_events_recorded == recorded + 1);
     stub_current = mine;
     CHECK(alloc(&rt, 1010) == b && real_allocs == 2);
+}
 
-    /* the driver's answers: double free, foreign pointers, zero, meminfo */
+/* the driver's answers: double free, foreign pointers, zero, meminfo */
+TEST_CASE(driver_answers)
+{
     CHECK(release(&rt, b) == CUDA_SUCCESS);
     CHECK(release(&rt, b) == CUDA_ERROR_INVALID_VALUE);     /* double free */
     CHECK(release(&rt, 0x1234) == CUDA_ERROR_INVALID_VALUE); /* the stub's own answer */
@@ -119,8 +128,11 @@ int main(void)
     size_t sz = 0;
     CHECK(ga_hook_addr_range(&rt, GA_ID_cuMemGetAddressRange_v2, &base, &sz, a + 10) ==
           CUDA_SUCCESS && base == a && sz == 1000);
+}
 
-    /* allocation failure gives the cache back first, then succeeds */
+/* allocation failure gives the cache back first, then succeeds */
+TEST_CASE(failure_gives_cache_back)
+{
     ga_pool_stats_t st;
     ga_pool_stats(&st);
     CHECK(st.cached_bytes > 0);
@@ -133,9 +145,12 @@ int main(void)
           CUDA_ERROR_OUT_OF_MEMORY);                        /* the driver's own error */
     CHECK(release(&rt, c) == CUDA_SUCCESS);
     release(&rt, a);
+}
 
-    /* IPC-exported blocks, blocks exported as a dma-buf and blocks freed
-     * during capture go to the driver */
+/* IPC-exported blocks, blocks exported as a dma-buf and blocks freed during
+ * capture go to the driver */
+TEST_CASE(shared_blocks_to_driver)
+{
     CUdeviceptr e = alloc(&rt, 5000);
     CUipcMemHandle h;
     CHECK(ga_hook_ipc_get(&rt, GA_ID_cuIpcGetMemHandle, &h, e) == CUDA_SUCCESS);
@@ -153,26 +168,37 @@ int main(void)
     CHECK(release(&rt, g) == CUDA_SUCCESS && real_frees == frees + 2);
     stub_capture_end(&rt, (CUstream)&stub_streams[0]);
     CHECK(!ga_capture_active());
+}
 
-    /* a limit trims the cache */
+/* a limit trims the cache */
+TEST_CASE(limit_trims)
+{
     rt.cfg.pool_limit = (ga_limit_t){.bytes = 4096, .percent = 0};
     ga_pool_ctx_gone(stub_current); /* new pool, new limit; forget everything */
     CUdeviceptr x1 = alloc(&rt, 3000), x2 = alloc(&rt, 3000);
-    frees = real_frees;
+    int frees = real_frees;
     release(&rt, x1);
     release(&rt, x2);
+    ga_pool_stats_t st;
     ga_pool_stats(&st);
     CHECK(st.cached_bytes <= 4096 && real_frees == frees + 1 && st.trims >= 1);
+}
 
-    /* teardown: the context is gone; nothing is freed through the driver */
-    frees = real_frees;
+/* teardown: the context is gone; nothing is freed through the driver */
+TEST_CASE(teardown)
+{
+    int frees = real_frees;
     ga_pool_ctx_gone(stub_current);
+    ga_pool_stats_t st;
     ga_pool_stats(&st);
     CHECK(st.cached_bytes == 0 && real_frees == frees);
+}
 
-    /* a pending block handed out early: every later user is ordered after
-     * its fence (the legacy stream waits for the non-blocking stream's event,
-     * non-blocking streams for all events, and streams created later too) */
+/* a pending block handed out early: every later user is ordered after its fence
+ * (the legacy stream waits for the non-blocking stream's event, non-blocking
+ * streams for all events, and streams created later too) */
+TEST_CASE(early_handout)
+{
     rt.cfg.pool_limit = (ga_limit_t){.bytes = 0, .percent = 100};
     rt.drv.fn[GA_ID_cuStreamWaitEvent] = (void *)stub_wait;
     CUstream nb = (CUstream)&stub_streams[3];
@@ -182,11 +208,12 @@ int main(void)
     stub_event_pending = 1;
     CHECK(release(&rt, q) == CUDA_SUCCESS);
     waits = 0;
-    allocs = real_allocs;
+    int allocs = real_allocs;
     CHECK(alloc(&rt, 20000) == q && real_allocs == allocs); /* handed out at once */
     /* fence = {legacy, nb}: legacy waits for nb's event; nb waits for both */
     CHECK(waits == 3 && waited_on[0] == CU_STREAM_LEGACY && waited_on[1] == nb &&
           waited_on[2] == nb);
+    ga_pool_stats_t st;
     ga_pool_stats(&st);
     CHECK(st.early == 1);
     waits = 0;
@@ -199,15 +226,19 @@ int main(void)
     ga_pool_stream_created(&rt, later);
     CHECK(waits == 0);
     release(&rt, q);
+}
 
-    /* early hand-outs of legacy-only fences (the block used on a blocking
-     * stream, its fence still pending): each asks the driver once, about its
-     * own fence; the fences it superseded are let go unasked (they cost the
-     * driver 1.5 us a completed query), so a stream created afterwards waits
-     * on the newest alone, whose legacy record follows all of theirs */
+/* early hand-outs of legacy-only fences (the block used on a blocking stream,
+ * its fence still pending): each asks the driver once, about its own fence; the
+ * fences it superseded are let go unasked (they cost the driver 1.5 us a
+ * completed query), so a stream created afterwards waits on the newest alone,
+ * whose legacy record follows all of theirs */
+TEST_CASE(superseded_fences)
+{
     CUstream bs = (CUstream)&stub_streams[5];
     stub_stream_flags[5] = 0; /* blocking */
     CUdeviceptr u = alloc(&rt, 30000);
+    ga_pool_stats_t st;
     uint64_t early0 = (ga_pool_stats(&st), st.early);
     stub_event_pending = 1;
     int asked = 0;
@@ -225,20 +256,22 @@ int main(void)
     CHECK(waits == 1 && waited_on[0] == (CUstream)&stub_streams[6]);
     stub_event_pending = 0;
     release(&rt, u);
+}
 
-    /* many blocks, freed on an idle context: each is found again by its
-     * address (the table's hash) and queued without a fence */
+/* many blocks, freed on an idle context: each is found again by its address
+ * (the table's hash) and queued without a fence */
+TEST_CASE(many_blocks)
+{
     enum { MANY = 150 };
     ga_pool_stats_t ps;
     ga_ctx_mark_t idle = ga_ctx_mark(&rt, stub_current);
     ga_ctx_mark_idle(&idle, true);
-    recorded = stub_events_recorded;
+    int recorded = stub_events_recorded;
     CUdeviceptr many[MANY], again[MANY];
     size_t sizes[MANY];
     for (int i = 0; i < MANY; i++)
         many[i] = alloc(&rt, sizes[i] = 256 + (size_t)(rand() % 3000));
-    allocs = real_allocs;
-    frees = real_frees;
+    int allocs = real_allocs, frees = real_frees;
     for (int i = 0; i < MANY; i++)
         CHECK(many[i] && release(&rt, many[i]) == CUDA_SUCCESS);
     for (int i = 0; i < MANY; i++)
@@ -260,13 +293,37 @@ int main(void)
     CHECK(memcmp(many, again, sizeof many) == 0); /* the same blocks came back */
     for (int i = 0; i < MANY; i++)
         CHECK(release(&rt, again[i]) == CUDA_SUCCESS);
+}
 
-    /* pool off: pure pass-through */
+/* pool off: pure pass-through */
+TEST_CASE(pool_off)
+{
     rt.cfg.pool = false;
     stub_features(&rt);
     CUdeviceptr p1 = alloc(&rt, 100);
-    allocs = real_allocs;
+    int allocs = real_allocs;
     release(&rt, p1);
     CHECK(alloc(&rt, 100) && real_allocs == allocs + 1);
+}
+
+int main(void)
+{
+    unsigned seed = (unsigned)time(NULL);
+    printf("seed %u\n", seed);
+    srand(seed);
+    RUN_CASE(size_classes);
+    stub_runtime(&rt);
+    stub_device(&rt);
+    RUN_CASE(reuse_after_fence);
+    RUN_CASE(freed_without_context);
+    RUN_CASE(driver_answers);
+    RUN_CASE(failure_gives_cache_back);
+    RUN_CASE(shared_blocks_to_driver);
+    RUN_CASE(limit_trims);
+    RUN_CASE(teardown);
+    RUN_CASE(early_handout);
+    RUN_CASE(superseded_fences);
+    RUN_CASE(many_blocks);
+    RUN_CASE(pool_off);
     return check_done("test_pool");
 }

@@ -1,4 +1,4 @@
-/* test_swap.c - the swap feature's decisions, through the load and launch
+/* test_kernels.c - the kernels feature's decisions, through the load and launch
  * hooks over the stub driver (tests/unit/stub_more.h), with a user table
  * (GPUACCEL_KERNELS_EXTRA) whose replacements the stub library holds. A rule
  * applies only to the code it lists: the kernel's module was loaded from an
@@ -12,7 +12,7 @@
  * program's configuration, grid=any takes the library's; a malformed table
  * line is reported by its number and applies nowhere. */
 #include "check.h"
-#include "features/swap/swap.h"
+#include "features/kernels/kernels.h"
 #include "stub_driver.h"
 #include "stub_more.h"
 #include "tracking/codeid.h"
@@ -85,7 +85,7 @@ static bool kept(pair_t p)
            p.repl->attempts == before;
 }
 
-static void count_rule(void *arg, const ga_swap_rule_t *r)
+static void count_rule(void *arg, const ga_kernels_rule_t *r)
 {
     ((int *)arg)[0]++;
     ((int *)arg)[1] += r->any_grid;
@@ -113,7 +113,7 @@ int main(void)
 
     static char table[8192];
     int n = 0;
-    n += snprintf(table + n, sizeof table - (size_t)n, "# user replacements (test_swap.c)\n");
+    n += snprintf(table + n, sizeof table - (size_t)n, "# user replacements (test_kernels.c)\n");
     static const char *const rows[][2] = {
         {"_Z7swap_okPjj", "ga_t_ok grid=program"},     {"_Z9swap_cntPjj", "ga_t_cnt grid=program"},
         {"_Z9swap_offPjj", "ga_t_off grid=program"},   {"_Z10swap_sizePjj", "ga_t_size grid=program"},
@@ -217,8 +217,8 @@ int main(void)
     }
     CHECK(kept(bad));
     int rules[3] = {0, 0, 0};
-    CHECK(ga_swap_parse_table(table, strlen(table), "t", count_rule, rules) == 9 &&
+    CHECK(ga_kernels_parse_table(table, strlen(table), "t", count_rule, rules) == 9 &&
           rules[0] == 9 && rules[1] == 1 && rules[2] == 9);
     stub_files_remove();
-    return check_done("test_swap");
+    return check_done("test_kernels");
 }

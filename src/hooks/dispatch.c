@@ -1,9 +1,10 @@
-/* features.c - the features as the hooks see them: the list (features.def),
+/* dispatch.c - the features as the hooks see them: the list (features.def),
  * their start (switches checked against the driver, init), the dispatch
  * arrays every hook reads, the exit reports, and the fork lock order.
  *
- * Owns: ga_d, written once by ga_hooks_start before the runtime is published
- * (so every thread that sees the runtime sees it complete), read-only after.
+ * Owns: ga_dispatch, written once by ga_hooks_start before the runtime is
+ * published (so every thread that sees the runtime sees it complete),
+ * read-only after.
  * Must never: name a feature other than through its descriptor. */
 #include "hooks/dispatch.h"
 
@@ -36,7 +37,7 @@ const char *const ga_feature_variables[GA_N_FEATURES] = {
 #undef GA_FEATURE
 };
 
-ga_dispatch_t ga_d;
+ga_dispatch_t ga_dispatch;
 
 /* The driver's CUDA release as "12.4", for messages ("?" if it does not say). */
 static void driver_release(const ga_rt_t *rt, char *buf, size_t cap)
@@ -69,26 +70,27 @@ static void build(void)
 {
     for (unsigned i = 0; i < GA_N_FEATURES; i++) {
         const ga_feature_t *f = ga_features[i];
-        if (!ga_d.on[i])
+        if (!ga_dispatch.on[i])
             continue;
 #define GA_DISPATCH_ADD(ev)                                                              \
         if (f->ev) {                                                                     \
-            ga_d.ev##_of[ga_d.n_##ev] = f;                                               \
-            ga_d.ev[ga_d.n_##ev++] = f->ev;                                              \
+            ga_dispatch.ev##_of[ga_dispatch.n_##ev] = f;                                 \
+            ga_dispatch.ev[ga_dispatch.n_##ev++] = f->ev;                                \
         }
         GA_EVENTS(GA_DISPATCH_ADD)
 #undef GA_DISPATCH_ADD
     }
-    ga_d.timed = ga_d.n_alloc_done || ga_d.n_free_done || ga_d.n_copy_done;
+    ga_dispatch.timed =
+        ga_dispatch.n_alloc_done || ga_dispatch.n_free_done || ga_dispatch.n_copy_done;
 }
 
 void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
 {
-    memset(&ga_d, 0, sizeof ga_d);
+    memset(&ga_dispatch, 0, sizeof ga_dispatch);
     unsigned uses = 0;
     bool any = false;
     for (unsigned i = 0; i < GA_N_FEATURES; i++)
-        if ((ga_d.on[i] = on[i]))
+        if ((ga_dispatch.on[i] = on[i]))
             uses |= ga_features[i]->uses, any = true;
     /* The tracker and the epoch cost a little on every call: only the
      * features that read them pay for them. */
@@ -97,17 +99,18 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     rt->calls = (uses & GA_USES_CALLS) != 0;
     /* The sequence detector is fed only for features that use it; they
      * subscribe again in their init. */
-    ga_d.sequences = (uses & GA_USES_SEQUENCES) != 0;
+    ga_dispatch.sequences = (uses & GA_USES_SEQUENCES) != 0;
     ga_seq_reset();
     build();
-    rt->gated = ga_d.n_gate > 0;
+    rt->gated = ga_dispatch.n_gate > 0;
     /* A gate sees plain calls too: they leave the wrappers' fast path. */
-    rt->per_call = rt->track || rt->calls || ga_d.n_flush > 0 || ga_d.sequences || rt->gated;
+    rt->per_call = rt->track || rt->calls || ga_dispatch.n_flush > 0 || ga_dispatch.sequences ||
+                   rt->gated;
     /* Nothing to do with any call: stay out of the way. Programs get the
      * driver's own entry points from the doors, as with GPUACCEL=0, unless the
      * log will list the calls seen (info and above count every call). */
     rt->direct = !any && !ga_log_enabled(GA_LOG_INFO);
-    ga_stats_timing = ga_d.n_span > 0;
+    ga_stats_timing = ga_dispatch.n_span > 0;
 }
 
 void ga_hooks_check(ga_rt_t *rt, bool on[GA_N_FEATURES])
@@ -184,9 +187,9 @@ void ga_hooks_call_leave(void)
 bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
 {
     unsigned after = 0;
-    for (unsigned i = 0; i < ga_d.n_gate; i++) {
-        const ga_feature_t *f = ga_d.gate_of[i];
-        unsigned w = ga_d.gate[i](rt, id);
+    for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
+        const ga_feature_t *f = ga_dispatch.gate_of[i];
+        unsigned w = ga_dispatch.gate[i](rt, id);
         if (w & GA_GATE_AFTER)
             after |= 1u << i;
         if (w & GA_GATE_SETTLE) {
@@ -206,9 +209,9 @@ bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
 /* token: bit i for the i-th gating feature that asked to be told. */
 void ga_hooks_gate_done(const ga_rt_t *rt, ga_id_t id, unsigned token)
 {
-    for (unsigned i = 0; i < ga_d.n_gate && token; i++)
+    for (unsigned i = 0; i < ga_dispatch.n_gate && token; i++)
         if (token & (1u << i))
-            ga_d.gate_of[i]->gate_done(rt, id);
+            ga_dispatch.gate_of[i]->gate_done(rt, id);
 }
 
 void ga_hooks_span(ga_id_t id, uint64_t t0, uint64_t t1)

@@ -1,4 +1,4 @@
-/* test_features.c - the feature list and its dispatch (hooks/features.c): a
+/* test_dispatch.c - the feature list and its dispatch (hooks/dispatch.c): a
  * driver too old for a feature switches it off (with one warning naming the
  * driver's release and the missing entry point), the others stay as
  * configured; the dispatch holds exactly the enabled features' handlers, in
@@ -51,14 +51,15 @@ int main(void)
     CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.graphs && rt.cfg.kernels && rt.cfg.tune);
     CHECK(rt.track && rt.epochs && !rt.calls && rt.per_call);
     CHECK(ga_feature_on(GA_FEATURE_ID_pool) && !ga_feature_on(GA_FEATURE_ID_profile));
-    /* served events in list order: swap's rewrite before tune's */
-    CHECK(ga_d.n_rewrite == 2 && ga_d.rewrite_of[0] == &ga_feature_swap &&
-          ga_d.rewrite_of[1] == &ga_feature_tune);
-    CHECK(ga_d.n_alloc == 1 && ga_d.alloc_of[0] == &ga_feature_pool);
-    CHECK(ga_d.n_read == 1 && ga_d.n_hold == 1 && ga_d.n_alloc_done == 0 && !ga_d.timed);
-    CHECK(ga_d.sequences); /* graphs learns from the sequence detector: the hooks feed it */
+    /* served events in list order: kernels' rewrite before tune's */
+    CHECK(ga_dispatch.n_rewrite == 2 && ga_dispatch.rewrite_of[0] == &ga_feature_kernels &&
+          ga_dispatch.rewrite_of[1] == &ga_feature_tune);
+    CHECK(ga_dispatch.n_alloc == 1 && ga_dispatch.alloc_of[0] == &ga_feature_pool);
+    CHECK(ga_dispatch.n_read == 1 && ga_dispatch.n_hold == 1 && ga_dispatch.n_alloc_done == 0 &&
+          !ga_dispatch.timed);
+    CHECK(ga_dispatch.sequences); /* graphs learns from the sequence detector: the hooks feed it */
 
-    char log[] = "/tmp/test_features.XXXXXX";
+    char log[] = "/tmp/test_dispatch.XXXXXX";
     int fd = mkstemp(log);
     CHECK(fd >= 0);
     ga_log_configure(GA_LOG_WARN, log);
@@ -75,29 +76,31 @@ int main(void)
     close(fd), unlink(log);
     CHECK(!rt.cfg.graphs && !rt.cfg.kernels);
     CHECK(rt.cfg.pool && rt.cfg.coalesce && rt.cfg.tune);
-    CHECK(ga_d.n_hold == 0 && ga_d.n_rewrite == 1);
-    CHECK(!ga_d.sequences);
+    CHECK(ga_dispatch.n_hold == 0 && ga_dispatch.n_rewrite == 1);
+    CHECK(!ga_dispatch.sequences);
 
     rt.cfg.coalesce = false;
     rt.drv.fn[GA_ID_cuEventQuery] = NULL;
     check_and_enable(&rt);
     CHECK(!rt.cfg.pool && !rt.track && !rt.epochs); /* nothing left that reads the tracker */
-    CHECK(ga_d.n_alloc == 0 && ga_d.n_read == 0);
+    CHECK(ga_dispatch.n_alloc == 0 && ga_dispatch.n_read == 0);
 
     /* the profile and the tuner: observers, timed, every call seen */
     rt.cfg.profile = "/nonexistent/p";
     rt.cfg.tuner = "/nonexistent/t";
     check_and_enable(&rt);
-    CHECK(rt.calls && ga_d.timed && ga_d.n_alloc_done == 2 && ga_d.n_span == 1);
-    CHECK(ga_d.alloc_done_of[0] == &ga_feature_tuner && ga_d.alloc_done_of[1] == &ga_feature_profile);
+    CHECK(rt.calls && ga_dispatch.timed && ga_dispatch.n_alloc_done == 2 && ga_dispatch.n_span == 1);
+    CHECK(ga_dispatch.alloc_done_of[0] == &ga_feature_tuner &&
+          ga_dispatch.alloc_done_of[1] == &ga_feature_profile);
     /* the profile takes no flush event: its sequences come from the detector,
      * which the flush points feed */
-    CHECK(ga_d.n_flush == 0 && ga_d.sequences && rt.per_call);
+    CHECK(ga_dispatch.n_flush == 0 && ga_dispatch.sequences && rt.per_call);
 
     /* pass-through: nothing at all */
     rt.active = false;
     check_and_enable(&rt);
-    CHECK(!rt.track && !rt.calls && !rt.per_call && ga_d.n_flush == 0 && ga_d.n_launch_done == 0);
-    CHECK(!ga_d.sequences);
-    return check_done("test_features");
+    CHECK(!rt.track && !rt.calls && !rt.per_call && ga_dispatch.n_flush == 0 &&
+          ga_dispatch.n_launch_done == 0);
+    CHECK(!ga_dispatch.sequences);
+    return check_done("test_dispatch");
 }

@@ -1,4 +1,4 @@
-/* swap.c - faster replacement kernels launched in place of known hot kernels
+/* kernels.c - faster replacement kernels launched in place of known hot kernels
  * (GPUACCEL_KERNELS), shipped inside the library and user-supplied.
  *
  * A table maps an original kernel's mangled name, and the code identities it
@@ -24,7 +24,7 @@
  * whose code is not the code verified, or whose ABI differs in the slightest;
  * call the driver holding `lock`. */
 #define _GNU_SOURCE
-#include "features/swap/swap.h"
+#include "features/kernels/kernels.h"
 
 #include <fnmatch.h>
 #include <pthread.h>
@@ -103,7 +103,7 @@ static _Atomic uint64_t swapped, other_code, unidentified, abi_mismatch, denied,
 /* ---- the table ----------------------------------------------------------------- */
 
 typedef struct {
-    ga_swap_rule_fn add;
+    ga_kernels_rule_fn add;
     void *arg;
 } parse_ctx_t;
 
@@ -129,24 +129,24 @@ static bool table_line(void *arg, char *line)
 {
     const parse_ctx_t *c = arg;
     /* <original> <replacement> grid=program|grid=any code=<id>... */
-    char *w[3 + GA_SWAP_MAX_CODES];
-    int n = ga_line_words(line, w, 3 + GA_SWAP_MAX_CODES);
-    if (n < 3 || n > 3 + GA_SWAP_MAX_CODES || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
+    char *w[3 + GA_KERNELS_MAX_CODES];
+    int n = ga_line_words(line, w, 3 + GA_KERNELS_MAX_CODES);
+    if (n < 3 || n > 3 + GA_KERNELS_MAX_CODES || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
         return false;
     bool any = !strcmp(w[2], "grid=any");
     if (!any && strcmp(w[2], "grid=program"))
         return false;
-    uint64_t codes[GA_SWAP_MAX_CODES];
+    uint64_t codes[GA_KERNELS_MAX_CODES];
     for (int i = 3; i < n; i++)
         if (!code_word(w[i], &codes[i - 3]))
             return false;
-    ga_swap_rule_t r = {w[0], w[1], any, codes, (unsigned)n - 3};
+    ga_kernels_rule_t r = {w[0], w[1], any, codes, (unsigned)n - 3};
     c->add(c->arg, &r);
     return true;
 }
 
-int ga_swap_parse_table(const char *text, size_t len, const char *source_name,
-                        ga_swap_rule_fn add, void *arg)
+int ga_kernels_parse_table(const char *text, size_t len, const char *source_name,
+                        ga_kernels_rule_fn add, void *arg)
 {
     parse_ctx_t c = {add, arg};
     return ga_each_line(text, len, source_name,
@@ -167,7 +167,7 @@ static void free_rule(rule_t *r)
     free(r);
 }
 
-static void add_rule(void *arg, const ga_swap_rule_t *in)
+static void add_rule(void *arg, const ga_kernels_rule_t *in)
 {
     const add_ctx_t *c = arg;
     rule_t *r;
@@ -220,7 +220,7 @@ static void load_extra(const char *spec)
     s->owned = image;
     snprintf(s->name, sizeof s->name, "%.200s", fatbin);
     add_ctx_t c = {n_sources++, colon + 1};
-    ga_swap_parse_table(table, tlen, colon + 1, add_rule, &c);
+    ga_kernels_parse_table(table, tlen, colon + 1, add_rule, &c);
     free(table);
 }
 
@@ -245,7 +245,7 @@ static void make_wants(void)
     }
 }
 
-void ga_swap_init(const ga_rt_t *rt)
+void ga_kernels_init(const ga_rt_t *rt)
 {
     if (slot < 0)
         slot = ga_kernel_slot_new();
@@ -254,7 +254,7 @@ void ga_swap_init(const ga_rt_t *rt)
         sources[0].image = ga_kernels_fatbin;
         snprintf(sources[0].name, sizeof sources[0].name, "the shipped kernels");
         add_ctx_t c = {n_sources++, "kernels/table.txt"};
-        ga_swap_parse_table(ga_kernels_table, strlen(ga_kernels_table), "kernels/table.txt",
+        ga_kernels_parse_table(ga_kernels_table, strlen(ga_kernels_table), "kernels/table.txt",
                             add_rule, &c);
     } else {
         ga_info("kernels: this build ships no replacement kernels (built without nvcc)");
@@ -278,7 +278,7 @@ static void free_known(known_t *k)
  * kept for its handle (replacing what a reused handle held before). Only the
  * tables' names are looked for; an image holding none costs a walk of its
  * section headers and .entry lines. */
-static void swap_code_loaded(const ga_rt_t *rt, const void *owner, bool library, const void *image)
+static void kernels_code_loaded(const ga_rt_t *rt, const void *owner, bool library, const void *image)
 {
     (void)rt;
     known_t *k = NULL;
@@ -316,7 +316,7 @@ static void swap_code_loaded(const ga_rt_t *rt, const void *owner, bool library,
         free_known(old);
 }
 
-static void swap_unload(const ga_rt_t *rt, const void *owner)
+static void kernels_unload(const ga_rt_t *rt, const void *owner)
 {
     (void)rt;
     pthread_mutex_lock(&lock);
@@ -331,7 +331,7 @@ static void swap_unload(const ga_rt_t *rt, const void *owner)
 
 /* The context's modules went with it; which context a module was loaded into
  * is not kept, so every module's identities go (libraries stay). */
-static void swap_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
+static void kernels_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
 {
     (void)rt, (void)ctx;
     pthread_mutex_lock(&lock);
@@ -473,7 +473,7 @@ static void choose_config(const ga_rt_t *rt, CUkernel k, unsigned shmem, unsigne
     block[0] = 256, block[1] = 1, block[2] = 1;
 }
 
-bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned block[3],
+bool ga_kernels_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned block[3],
                     unsigned shmem)
 {
     /* Asked about only once the driver has accepted the original (registry.h). */
@@ -500,7 +500,7 @@ bool ga_swap_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned
     return true;
 }
 
-void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r)
+void ga_kernels_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r)
 {
     (void)rt;
     if (!was_swapped)
@@ -517,7 +517,7 @@ void ga_swap_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, 
 }
 
 /* swapped counts launches; the others, kernel handles (each decided once). */
-static void swap_report(void)
+static void kernels_report(void)
 {
     uint64_t s = atomic_load(&swapped), o = atomic_load(&other_code),
              u = atomic_load(&unidentified), m = atomic_load(&abi_mismatch),
@@ -549,32 +549,32 @@ static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
 
 /* Launches with `extra` carry their parameters in one blob whose layout the
  * replacement need not share: never swapped. */
-static bool swap_rewrite(const ga_rt_t *rt, ga_launch_t *l)
+static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
 {
-    return !l->extra && ga_swap_choose(rt, &l->f, l->grid, l->block, l->shmem);
+    return !l->extra && ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem);
 }
 
-static void swap_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
+static void kernels_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
 {
     (void)r; /* the replacement's own result: the original may have run after it */
     if (!l->held)
-        ga_swap_launched(rt, l->original, l->rewritten_by == &ga_feature_swap, l->rewrite_result);
+        ga_kernels_launched(rt, l->original, l->rewritten_by == &ga_feature_kernels, l->rewrite_result);
 }
 
 GA_SWITCH(kernels)
 
-const ga_feature_t ga_feature_swap = {
+const ga_feature_t ga_feature_kernels = {
     .summary = "known kernels replaced by faster ones with the same parameters",
     .on = switch_on,
     .off = switch_off,
     GA_NEEDS(GA_ID_cuLibraryLoadData, GA_ID_cuLibraryGetKernel, GA_ID_cuKernelGetName,
              GA_ID_cuKernelGetParamInfo, GA_ID_cuFuncGetParamInfo),
-    .init = ga_swap_init,
-    .report = swap_report,
+    .init = ga_kernels_init,
+    .report = kernels_report,
     .fork = &fork_ops,
-    .rewrite = swap_rewrite,
-    .launch_done = swap_launch_done,
-    .code_loaded = swap_code_loaded,
-    .unload = swap_unload,
-    .ctx_gone = swap_ctx_gone,
+    .rewrite = kernels_rewrite,
+    .launch_done = kernels_launch_done,
+    .code_loaded = kernels_code_loaded,
+    .unload = kernels_unload,
+    .ctx_gone = kernels_ctx_gone,
 };
