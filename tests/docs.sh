@@ -52,7 +52,8 @@ done
 copy() {
     rm -rf "$tmp/t"
     mkdir -p "$tmp/t"
-    (cd "$src" && find doc src -name '*.[ch]' -o -name '*.def' -o -name '*.map' -o -name '*.md') |
+    (cd "$src" && find doc src -name '*.[ch]' -o -name '*.def' -o -name '*.map' -o -name '*.md' \
+        -o -name sources.am) |
         (cd "$src" && tar -cf - -T -) | (cd "$tmp/t" && tar -xf -)
 }
 
@@ -96,6 +97,7 @@ planted "a hooks file with no row" "src/hooks/new.c has no row in the hooks tabl
 
 copy
 mkdir "$tmp/t/src/features/newfeature"
+: >"$tmp/t/src/features/newfeature/sources.am"
 planted "a feature folder with no row" "src/features/newfeature/ has no row in the features table"
 
 copy
