@@ -664,14 +664,16 @@ static CUresult ctx_sync(CUcontext ctx)
 {
     tick();
     __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
-    pool_settle();
+    CUresult r = sticky ? (CUresult)sticky : capture_unsafe();
+    if (r == CUDA_SUCCESS)
+        r = capture_legacy(NULL, 0);
+    if (r == CUDA_SUCCESS && ctx)
+        drain_dev(ctx_dev(ctx) < 0 ? 0 : ctx_dev(ctx));
+    pool_settle(); /* after the stream-ordered frees it waited for */
+    if (r != CUDA_SUCCESS)
+        return r;
     STICKY();
-    CAPTURE_RULES(1, NULL, 0);
-    if (!ctx)
-        return CUDA_ERROR_INVALID_CONTEXT;
-    drain_dev(ctx_dev(ctx) < 0 ? 0 : ctx_dev(ctx));
-    STICKY();
-    return CUDA_SUCCESS;
+    return ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
@@ -2123,14 +2125,17 @@ static CUresult stream_sync(CUstream s, int pt)
 {
     tick();
     __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
-    pool_settle();
     CUresult r = capture_wait(s, pt);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        pool_settle();
         return r;
+    }
     queue_t *q = queue_for(s, pt);
+    if (q)
+        drain_queue(q);
+    pool_settle(); /* after the stream-ordered frees it waited for */
     if (!q)
         return CUDA_ERROR_INVALID_CONTEXT;
-    drain_queue(q);
     STICKY();
     return CUDA_SUCCESS;
 }
