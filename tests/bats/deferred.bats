@@ -102,6 +102,9 @@ deferred_like_native() {
 
 @test "deferred: .item() reads and synchronous reads are served only with what landed" {
     deferred_like_native coalesce lazy_sync defaults all -- "$PROGS/item_prog" "$PTX"
+    # a synchronous read between an .item() copy and its sync: a window the
+    # copy's fill goes into holds nothing before that sync
+    deferred_like_native coalesce lazy_sync defaults all -- "$PROGS/item_prog" "$PTX" mixed
     deferred_like_native coalesce all -- "$PROGS/query_prog" "$PTX" write 3
     deferred_like_native coalesce all -- "$PROGS/door_linked" "$PTX"
 }
@@ -125,6 +128,8 @@ deferred_like_native() {
     deferred_like_native async_pool defaults all-lazy_sync -- "$PROGS/hostmem_prog" async 24
     deferred_like_native async_pool defaults all-lazy_sync -- "$PROGS/hostmem_prog" setfirst 8
     deferred_like_native pinned defaults all -- "$PROGS/hostmem_prog" pinned 24
+    # copies from and into page-locked memory still queued when it is freed
+    deferred_like_native pinned defaults all -- "$PROGS/defer_prog" "$PTX" pinned 20
 }
 
 @test "deferred: kept streams, graphs, captures and many threads" {

@@ -13,12 +13,19 @@
  *                                    written, read, that stream waited for, read
  *                                    again): cuMemFree waits for the queued
  *                                    kernel, so both reads see the new data
+ *   defer_prog KERNELS.PTX pinned [N] N x (page-locked memory with a copy from
+ *                                    it and one into it queued on a non-blocking
+ *                                    stream when it is freed; page-locked memory
+ *                                    of its size allocated and written; that
+ *                                    stream waited for): cuMemFreeHost waits
+ *                                    for the copies, so the device holds the
+ *                                    first data and the new memory its own
  *   defer_prog KERNELS.PTX settle [N] N x (add 1 on a non-blocking stream,
  *                                    cuCtxSynchronize, a synchronous 4-byte read,
  *                                    which the legacy stream does not order
  *                                    after that stream: the context's
  *                                    synchronization is what makes it right)
- * fence and settle print "bad=<n>" (values that were not the program's) and
+ * fence, pinned and settle print "bad=<n>" (values that were not the program's) and
  * exit 1 when n > 0. */
 #define _GNU_SOURCE
 #include "linked.h"
@@ -167,6 +174,48 @@ static unsigned fence(int rounds)
     return bad;
 }
 
+/* Copies queued on a non-blocking stream from and into page-locked memory
+ * when the program frees it: the driver's free waits for them. A cache that
+ * handed the memory out again before they ran would let the first read the
+ * next owner's data and the second overwrite it. */
+static unsigned pinned(int rounds)
+{
+    enum { BYTES = 64 << 10 };
+    static uint32_t h[BYTES / 4];
+    unsigned bad = 0;
+    CUstream s;
+    CUdeviceptr up, down;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuMemAlloc(&up, BYTES));
+    CK(cuMemAlloc(&down, BYTES));
+    for (int r = 0; r < rounds; r++) {
+        uint32_t *a, *b;
+        for (int i = 0; i < BYTES / 4; i++)
+            h[i] = (uint32_t)(r * 7919 + i);
+        CK(cuMemcpyHtoD(down, h, BYTES));
+        CK(cuMemHostAlloc((void **)&a, BYTES, 0));
+        for (int i = 0; i < BYTES / 4; i++)
+            a[i] = (uint32_t)(r * 31 + i);
+        CK(cuMemcpyHtoDAsync(up, a, BYTES / 2, s));   /* reads a's first half */
+        CK(cuMemcpyDtoHAsync(a + BYTES / 8, down, BYTES / 2, s)); /* writes its second */
+        CK(cuMemFreeHost(a));
+        CK(cuMemHostAlloc((void **)&b, BYTES, 0));
+        for (int i = 0; i < BYTES / 4; i++)
+            b[i] = 0xb0b0b0b0u ^ (uint32_t)i;
+        CK(cuStreamSynchronize(s));
+        for (int i = 0; i < BYTES / 4; i++)
+            bad += b[i] != (0xb0b0b0b0u ^ (uint32_t)i);
+        CK(cuMemcpyDtoH(h, up, BYTES / 2));
+        for (int i = 0; i < BYTES / 8; i++)
+            bad += h[i] != (uint32_t)(r * 31 + i);
+        CK(cuMemFreeHost(b));
+    }
+    CK(cuMemFree(up));
+    CK(cuMemFree(down));
+    CK(cuStreamDestroy(s));
+    return bad;
+}
+
 /* The context's synchronization covers a non-blocking stream: the legacy
  * stream's read after it sees that stream's kernel. */
 static unsigned settle(int rounds)
@@ -213,7 +262,9 @@ int main(int argc, char **argv)
         printf("done after queries=%u value=%u\n", k, read_word(p));
         return 0;
     }
-    unsigned bad = !strcmp(mode, "fence") ? fence(n) : settle(n);
+    unsigned bad = !strcmp(mode, "fence")    ? fence(n)
+                   : !strcmp(mode, "pinned") ? pinned(n)
+                                             : settle(n);
     printf("bad=%u\n", bad);
     return bad != 0;
 }
