@@ -520,6 +520,21 @@ static op_t *new_op(op_kind_t kind)
     return op;
 }
 
+static CUresult submit(queue_t *q, op_t *op);
+
+/* The same on stream s as a legacy entry point names it; a default stream
+ * with no current context is refused, as the driver does. */
+static CUresult submit_on(CUstream s, op_t *op)
+{
+    queue_t *q = queue_for(s, 0);
+    if (!q) {
+        free(op->owned);
+        free(op);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    return submit(q, op);
+}
+
 /* Enqueue op on q: run at once without FAKECUDA_DEFER (its result returned),
  * else when waited for. */
 static CUresult submit(queue_t *q, op_t *op)
@@ -1972,7 +1987,7 @@ FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
     if (fg->n)
         memcpy(op->owned, fg->nodes, fg->n * sizeof(fake_node_t));
     op->nodes = op->owned, op->nnodes = fg->n;
-    return submit(queue_for(s, 0), op);
+    return submit_on(s, op);
 }
 
 /* What enqueued work does when it runs (under qlock). */
@@ -2198,7 +2213,7 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
         return CUDA_SUCCESS;
     op_t *op = new_op(OP_RECORD);
     op->event = (int)((int *)e - event_objects);
-    return submit(queue_for(s, 0), op);
+    return submit_on(s, op);
 }
 
 /* Binds to the event's latest record, as it stands now. */
@@ -2222,7 +2237,7 @@ FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
         free(op);
         return CUDA_SUCCESS;
     }
-    return submit(queue_for(s, 0), op);
+    return submit_on(s, op);
 }
 
 /* Runs in the stream's order; during a capture, at once (no graph node). */
@@ -2242,7 +2257,7 @@ FAKE_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
     }
     op_t *op = new_op(OP_HOSTFN);
     op->fn = fn, op->data = data;
-    return submit(queue_for(s, 0), op);
+    return submit_on(s, op);
 }
 
 /* Not ready while its latest record waits (FAKECUDA_DEFER). */
@@ -2665,7 +2680,7 @@ FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
         return CUDA_ERROR_INVALID_VALUE;
     op_t *op = new_op(OP_FREE);
     op->dst = (void *)(uintptr_t)dptr;
-    return submit(queue_for(s, 0), op);
+    return submit_on(s, op);
 }
 
 /* Each device's one memory pool, as far as tests look at it: stream-ordered
