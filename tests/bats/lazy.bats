@@ -74,3 +74,14 @@ lazy() {
     has_words 'driver_waits=51'
     [[ "$output" == *"loaded a kernel with device-side assertions"* ]]
 }
+
+# hostmem_prog setfirst: the program sets the default pool's release threshold
+# (12345 bytes), then allocates, frees and synchronizes: the driver gives the
+# pool's reserve back down to the threshold at each synchronization, so a
+# deferred one must be paid before cuMemGetInfo or a pool attribute is read.
+@test "free memory and a pool's reserve read after a deferred sync are native's" {
+    like_native GPUACCEL=0 GPUACCEL_LAZY_SYNC=1 -- "$PROGS/hostmem_prog" setfirst 8
+    like_native GPUACCEL=0 GPUACCEL_LAZY_SYNC=1 -- "$PROGS/hostmem_prog" async 8
+    export FAKECUDA_DEFER=1000000
+    like_native GPUACCEL=0 GPUACCEL_LAZY_SYNC=1 -- "$PROGS/hostmem_prog" setfirst 8
+}

@@ -1,11 +1,11 @@
 /* fakecuda.c - a stand-in libcuda.so.1 for tests on machines without a GPU.
  *
- * Device memory is host memory, streams and events complete at once, and the
- * kernels are the ones tests/progs/kernels.ptx defines, run on the host when
- * launched ("fill" and "add"), and those an image defines by their mangled
- * names (see "kernels an image defines" below). Enough of the driver API for the doors,
- * the stream tracker and the pass-through paths to be exercised end to end;
- * the same test programs run against the real driver on a GPU machine.
+ * Device memory is host memory, and the kernels are the ones
+ * tests/progs/kernels.ptx defines, run on the host when launched ("fill" and
+ * "add"), and those an image defines by their mangled names (see "kernels an
+ * image defines" below). Enough of the driver API for the doors, the stream
+ * tracker and the pass-through paths to be exercised end to end; the same
+ * test programs run against the real driver on a GPU machine.
  * Exported names and prototypes come from cuda.h's exact-ELF-name mode, so the
  * compiler checks them against the real ABI.
  *
@@ -13,7 +13,15 @@
  * 13.0): cuDriverGetVersion reports that version, the PTX ISA it takes follows
  * it, and every entry point introduced after it is missing, as from a real
  * driver of that release: dlsym finds no such symbol and cuGetProcAddress
- * answers as the real one does (see "driver version" below). */
+ * answers as the real one does (see "driver version" below).
+ *
+ * By default work enqueued on a stream is done when its call returns, and
+ * every query says so. FAKECUDA_DEFER=N (N >= 1) makes work wait in its stream
+ * until something waits for it, so that a missing wait reads stale data (see
+ * "streams, events and deferred completion" below). FAKECUDA_DEVICES=2 gives
+ * two devices, each with its own primary context, memory, streams and memory
+ * pool, and peer access between them (see "devices and contexts"). */
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
@@ -33,11 +41,52 @@
 /* For calls that use no stream: only the capture-unsafe rule applies. */
 #define GA_NO_LEGACY ((CUstream)(uintptr_t)-1)
 
+enum { MAX_DEV = 4, MAX_STREAMS = 64, MAX_EVENTS = 4096 };
+
 static int initialized;
-static int ctx_object, module_object, stream_objects[64], event_objects[256];
-static unsigned stream_flags[64];
+static int ctx_objects[MAX_DEV], module_object, stream_objects[MAX_STREAMS],
+    event_objects[MAX_EVENTS];
+static unsigned stream_flags[MAX_STREAMS];
+static int stream_dev[MAX_STREAMS]; /* the device of the context it was made in */
 static int nstreams, nevents;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- devices and contexts ----------------------------------------------------
+ * FAKECUDA_DEVICES=N (1 to MAX_DEV, default 1) devices, each with one context
+ * (its primary context), its own memory (FAKECUDA_MEM caps each), streams
+ * and memory pool. A kernel that touches another device's memory faults
+ * (CUDA_ERROR_ILLEGAL_ADDRESS, sticky) unless its context enabled peer access
+ * to that device (cuCtxEnablePeerAccess); copies between devices need none,
+ * as under unified addressing. */
+static int ndevices(void)
+{
+    static _Atomic int n;
+    int v = atomic_load(&n);
+    if (!v) {
+        const char *e = getenv("FAKECUDA_DEVICES");
+        v = e ? atoi(e) : 1;
+        v = v < 1 ? 1 : v > MAX_DEV ? MAX_DEV : v;
+        atomic_store(&n, v);
+    }
+    return v;
+}
+
+static CUcontext ctx_of_dev(int dev)
+{
+    return (CUcontext)&ctx_objects[dev];
+}
+
+/* The device of a context, or -1 (NULL, or not one of ours). */
+static int ctx_dev(CUcontext c)
+{
+    for (int d = 0; d < ndevices(); d++)
+        if (c == ctx_of_dev(d))
+            return d;
+    return -1;
+}
+
+static bool peer_enabled[MAX_DEV][MAX_DEV]; /* [context's device][device it may reach] */
+static int retained[MAX_DEV];               /* primary context retains, less releases */
 
 /* Live allocations, to answer double frees and bad pointers as the driver does.
  * A device address is a reserved range the host cannot touch (PROT_NONE), as
@@ -47,6 +96,7 @@ static void *allocs[4096];      /* device addresses */
 static void *backing[4096];     /* what the fake reads and writes for them */
 static size_t alloc_sizes[4096];
 static bool sync_memops[4096];  /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set on it */
+static int alloc_dev[4096];     /* the device whose memory it is */
 
 /* Where the fake reads or writes a device address; a host address is itself. */
 static void *xlate(const void *p)
@@ -63,19 +113,54 @@ static void *xlate(const void *p)
     return out;
 }
 
+/* The device whose memory address p is, or -1 (host memory, or not allocated). */
+static int device_of(const void *p)
+{
+    int dev = -1;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0] && dev < 0; i++)
+        if (allocs[i] && (const char *)p >= (char *)allocs[i] &&
+            (const char *)p < (char *)allocs[i] + alloc_sizes[i])
+            dev = alloc_dev[i];
+    pthread_mutex_unlock(&lock);
+    return dev;
+}
+
+/* The stream engine's lock (below); always taken before `lock`, never after. */
+static pthread_mutex_t qlock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
 /* Fork safety of the stand-in itself (the real driver has its own): take the
- * lock around fork so a child never inherits it held by a vanished thread. */
-static void fake_prepare(void) { pthread_mutex_lock(&lock); }
-static void fake_release(void) { pthread_mutex_unlock(&lock); }
+ * locks around fork so a child never inherits one held by a vanished thread. */
+static void fake_prepare(void)
+{
+    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&lock);
+}
+static void fake_release(void)
+{
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&qlock);
+}
+/* A recursive mutex is owned by a thread id, which the child's thread does not
+ * have: made afresh there instead. */
+static void fake_child(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutex_unlock(&lock);
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&qlock, &a);
+    pthread_mutexattr_destroy(&a);
+}
 __attribute__((constructor)) static void fake_init(void)
 {
-    pthread_atfork(fake_prepare, fake_release, fake_release);
+    pthread_atfork(fake_prepare, fake_release, fake_child);
 }
 
 /* A simulated device clock for event timing (the tuner's tests): every block
  * costs 0.2 us and every thread 1 ns, so fewer, larger blocks are faster. */
 static double device_ms;
-static double event_ms[256];
+static double event_ms[MAX_EVENTS];
 
 enum { K_FILL = 1, K_ADD = 2 };
 static int kernel_fill = K_FILL, kernel_add = K_ADD;
@@ -118,6 +203,7 @@ static CUresult capture_legacy(CUstream s, int pt);
 static int capture_copy(CUstream s, int pt, void *dst, const void *src, size_t n);
 static int capture_launch(CUstream s, int pt, CUfunction f, const unsigned g[3],
                           const unsigned b[3], void **params);
+static CUresult stream_ok(CUstream s);
 #define CAPTURE_RULES(unsafe, s, pt)                                                 \
     do {                                                                             \
         CUresult cr_ = (unsafe) ? capture_unsafe() : CUDA_SUCCESS;                   \
@@ -126,6 +212,362 @@ static int capture_launch(CUstream s, int pt, CUfunction f, const unsigned g[3],
         if (cr_ != CUDA_SUCCESS)                                                     \
             return cr_;                                                              \
     } while (0)
+
+static __thread CUcontext current;
+
+/* ---- streams, events and deferred completion ------------------------------
+ * Every stream is a queue of the work enqueued on it: kernel launches
+ * (parameters copied at the launch, as the driver does), asynchronous copies,
+ * memsets, host functions, event records, waits on events, graph launches
+ * and stream-ordered frees. The legacy default stream of each context, the
+ * per-thread default stream of each thread and context, and each created
+ * stream have one.
+ *
+ * Without FAKECUDA_DEFER (or with 0), work runs when its call enqueues it, as
+ * this stand-in always did. With FAKECUDA_DEFER=N it waits in its queue and
+ * runs only when:
+ *  - something waits for it: cuStreamSynchronize, cuCtxSynchronize (the
+ *    context's every stream), cuEventSynchronize (up to the event's record),
+ *    a synchronous call that orders with the stream (a synchronous copy to or
+ *    from the host waits for what its default stream waits for; cuMemFree,
+ *    cuMemFreeHost and cuMemcpyPeer for every stream, as the driver's implicit
+ *    synchronization does), or work that depends on it runs;
+ *  - or more than N further driver calls were made after it was enqueued (the
+ *    calls that touch memory, streams, events or contexts count; attribute
+ *    and name queries do not): the device got to it meanwhile. cuStreamQuery
+ *    and cuEventQuery say CUDA_ERROR_NOT_READY while work they cover waits: a
+ *    query loop right after the work was enqueued is told so N times, then
+ *    sees it done.
+ * Streams order as CUDA defines: work on a stream runs in the order it was
+ * enqueued; the legacy default stream waits for all earlier work of the
+ * context's blocking streams (created without CU_STREAM_NON_BLOCKING, and
+ * every per-thread default stream), and their work waits for earlier legacy
+ * work; non-blocking streams wait for neither; cuStreamWaitEvent makes a
+ * stream wait for the event's record as it stood at the call (a later record
+ * of the event changes nothing), as an event query or synchronization looks
+ * at its latest record (an event never recorded is complete).
+ *
+ * Copies, as the CUDA runtime API's "API synchronization behavior" describes:
+ *  - asynchronous copies between device memory and page-locked host memory
+ *    (cuMemHostAlloc) or other device memory are fully asynchronous: deferred;
+ *  - an asynchronous copy from pageable host memory to the device reads the
+ *    host buffer when it is called (the driver stages it: "the driver may
+ *    synchronize with the stream and stage the copy into pinned memory") and
+ *    writes the device in stream order: a program may reuse its buffer at
+ *    once, never assume the device written;
+ *  - an asynchronous copy from the device to pageable host memory stays
+ *    synchronous ("for transfers between device memory and pageable host
+ *    memory, the function might be synchronous with respect to host"): it
+ *    waits for its stream, then copies, as the real driver does; programs,
+ *    this project's tests/progs/staging_prog among them, read the buffer on
+ *    return, and a stand-in that deferred it would fail them natively;
+ *  - synchronous copies to or from the host return with the copy done, after
+ *    what their default stream waits for ("for transfers from device to
+ *    either pageable or pinned host memory, the function returns only once
+ *    the copy has completed"; a pageable upload "may not have" reached the
+ *    device on return, but programs rely on it, and so does this stand-in);
+ *    synchronous device-to-device copies ("no host-side synchronization is
+ *    performed") and memsets are enqueued on the default stream.
+ * A fault raised by deferred work (kernel "fault") is seen by the call that
+ * waits for it, and sticks, as on a GPU. Work on a stream whose context faulted
+ * does nothing. */
+typedef enum {
+    OP_KERNEL, OP_COPY, OP_MEMSET, OP_HOSTFN, OP_RECORD, OP_WAIT, OP_GRAPH, OP_FREE
+} op_kind_t;
+
+typedef struct queue queue_t;
+struct fake_node;
+
+typedef struct op {
+    op_kind_t kind;
+    uint64_t seq;             /* the order of every enqueue, all streams together */
+    uint64_t tick;            /* driver_calls when enqueued */
+    queue_t *q;
+    struct op *next;          /* in its queue */
+    struct op *older, *newer; /* in the list of every waiting op */
+    CUfunction f;             /* OP_KERNEL */
+    unsigned g[3], b[3];
+    void *pv[16];             /* its parameters, pointing into `owned` */
+    void *dst;                /* OP_COPY, OP_MEMSET, OP_FREE: as the program named it */
+    const void *src;          /* OP_COPY: as named, or a host snapshot in `owned` */
+    size_t n;
+    uint32_t value;           /* OP_MEMSET: 32-bit words */
+    CUhostFn fn;              /* OP_HOSTFN */
+    void *data;
+    int event;                /* OP_RECORD */
+    queue_t *wq;              /* OP_WAIT: wq's work up to wseq first */
+    uint64_t wseq;
+    const struct fake_node *nodes; /* OP_GRAPH: a copy, in `owned` */
+    unsigned nnodes;
+    void *owned;              /* freed with the op */
+} op_t;
+
+enum { Q_LEGACY, Q_PER_THREAD, Q_CREATED };
+struct queue {
+    int kind, dev;
+    unsigned flags;           /* a created stream's */
+    op_t *head, *tail;        /* waiting work, oldest first */
+    uint64_t last_seq;        /* of the newest work enqueued */
+    uint64_t done_seq;        /* of the newest work done: all before it is done */
+    queue_t *next_q;
+};
+
+/* All under qlock. */
+static queue_t *queues;                 /* every queue */
+static queue_t *legacy_queues[MAX_DEV];
+static queue_t *created_queues[MAX_STREAMS];
+static __thread queue_t *thread_queues[MAX_DEV];
+static op_t *oldest, *newest;           /* every waiting op, in enqueue order */
+static uint64_t op_seq, driver_calls;
+static queue_t *event_queue[MAX_EVENTS]; /* an event's latest record: queue and seq */
+static uint64_t event_seq[MAX_EVENTS];
+
+static CUresult exec_op(op_t *op);
+
+/* FAKECUDA_DEFER: 0 runs work when enqueued. */
+static unsigned long defer_calls(void)
+{
+    static _Atomic long n = -1;
+    long v = atomic_load(&n);
+    if (v < 0) {
+        const char *e = getenv("FAKECUDA_DEFER");
+        v = e ? (long)strtoul(e, NULL, 10) : 0;
+        atomic_store(&n, v);
+    }
+    return (unsigned long)v;
+}
+
+static queue_t *new_queue_locked(int kind, int dev, unsigned flags)
+{
+    queue_t *q = calloc(1, sizeof *q);
+    if (!q)
+        abort(); /* a test driver: no way to go on */
+    q->kind = kind, q->dev = dev, q->flags = flags;
+    q->next_q = queues;
+    queues = q;
+    return q;
+}
+
+static bool blocking(const queue_t *q)
+{
+    return q->kind == Q_PER_THREAD || (q->kind == Q_CREATED && !(q->flags & CU_STREAM_NON_BLOCKING));
+}
+
+static queue_t *legacy_locked(int dev)
+{
+    if (!legacy_queues[dev])
+        legacy_queues[dev] = new_queue_locked(Q_LEGACY, dev, 0);
+    return legacy_queues[dev];
+}
+
+static int stream_index(CUstream s);
+
+/* The queue of stream s as a call names it (pt: a per-thread entry point, for
+ * which NULL is the per-thread default stream); NULL when a default stream is
+ * named with no current context. */
+static queue_t *queue_for(CUstream s, int pt)
+{
+    int i = stream_index(s);
+    pthread_mutex_lock(&qlock);
+    queue_t *q = i >= 0 ? created_queues[i] : NULL;
+    int d = !current ? -1 : ctx_dev(current) < 0 ? 0 : ctx_dev(current);
+    if (i < 0 && d >= 0) {
+        if (s == CU_STREAM_PER_THREAD || (s == NULL && pt)) {
+            if (!thread_queues[d])
+                thread_queues[d] = new_queue_locked(Q_PER_THREAD, d, 0);
+            q = thread_queues[d];
+        } else {
+            q = legacy_locked(d);
+        }
+    }
+    pthread_mutex_unlock(&qlock);
+    return q;
+}
+
+/* Run q's work up to seq (every op enqueued on it at or before seq), each op
+ * after what it waits for: earlier legacy work for a blocking stream's,
+ * earlier blocking streams' work for a legacy one's, the event's record for a
+ * wait. What an op waits for was enqueued before it, so this ends; and none of
+ * it is on q (q's own earlier work ran before it). Under qlock. */
+static void run_upto_locked(queue_t *q, uint64_t seq)
+{
+    while (q->head && q->head->seq <= seq) {
+        op_t *op = q->head;
+        if (q->kind == Q_LEGACY) {
+            for (queue_t *b = queues; b; b = b->next_q)
+                if (b != q && b->dev == q->dev && blocking(b))
+                    run_upto_locked(b, op->seq - 1);
+        } else if (blocking(q)) {
+            run_upto_locked(legacy_locked(q->dev), op->seq - 1);
+        }
+        if (op->kind == OP_WAIT)
+            run_upto_locked(op->wq, op->wseq);
+        q->head = op->next;
+        if (!q->head)
+            q->tail = NULL;
+        if (op->older)
+            op->older->newer = op->newer;
+        else
+            oldest = op->newer;
+        if (op->newer)
+            op->newer->older = op->older;
+        else
+            newest = op->older;
+        exec_op(op);
+        q->done_seq = op->seq;
+        free(op->owned);
+        free(op);
+    }
+}
+
+/* Run every waiting op that `pick` selects, oldest first (with what each
+ * waits for), so that work no wait orders runs in the order it was issued. */
+static void drain_picked(bool (*pick)(const queue_t *q, const queue_t *arg), const queue_t *arg)
+{
+    pthread_mutex_lock(&qlock);
+    for (;;) {
+        op_t *op = oldest;
+        while (op && !pick(op->q, arg))
+            op = op->newer;
+        if (!op)
+            break;
+        run_upto_locked(op->q, op->seq);
+    }
+    pthread_mutex_unlock(&qlock);
+}
+
+/* What a synchronous call on default stream `on` waits for: its work, and
+ * what new work on it would wait for. */
+static bool before_sync(const queue_t *q, const queue_t *on)
+{
+    if (q == on)
+        return true;
+    if (q->dev != on->dev)
+        return false;
+    return on->kind == Q_LEGACY ? blocking(q) : blocking(on) && q->kind == Q_LEGACY;
+}
+
+static void settle_before(queue_t *q)
+{
+    drain_picked(before_sync, q);
+}
+
+static bool same_queue(const queue_t *q, const queue_t *arg)
+{
+    return q == arg;
+}
+
+static void drain_queue(queue_t *q)
+{
+    drain_picked(same_queue, q);
+}
+
+static bool of_device(const queue_t *q, const queue_t *dev)
+{
+    return !dev || q->dev == dev->dev;
+}
+
+/* Every stream of device dev (-1: of every device). */
+static void drain_dev(int dev)
+{
+    queue_t probe = {.dev = dev};
+    drain_picked(of_device, dev < 0 ? NULL : &probe);
+}
+
+static void drain_event(int e)
+{
+    pthread_mutex_lock(&qlock);
+    if (event_queue[e])
+        run_upto_locked(event_queue[e], event_seq[e]);
+    pthread_mutex_unlock(&qlock);
+}
+
+static bool queue_waiting(queue_t *q)
+{
+    pthread_mutex_lock(&qlock);
+    bool w = q->head != NULL;
+    pthread_mutex_unlock(&qlock);
+    return w;
+}
+
+static bool event_waiting(int e)
+{
+    pthread_mutex_lock(&qlock);
+    bool w = event_queue[e] && event_queue[e]->done_seq < event_seq[e];
+    pthread_mutex_unlock(&qlock);
+    return w;
+}
+
+/* One driver call: the device gets to the work enqueued more than N calls ago. */
+static void tick(void)
+{
+    unsigned long n = defer_calls();
+    if (!n)
+        return;
+    pthread_mutex_lock(&qlock);
+    driver_calls++;
+    while (oldest && driver_calls - oldest->tick > n)
+        run_upto_locked(oldest->q, oldest->seq);
+    pthread_mutex_unlock(&qlock);
+}
+
+static op_t *new_op(op_kind_t kind)
+{
+    op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        abort();
+    op->kind = kind;
+    return op;
+}
+
+static CUresult submit(queue_t *q, op_t *op);
+
+/* The same on stream s as a legacy entry point names it; a default stream
+ * with no current context is refused, as the driver does. */
+static CUresult submit_on(CUstream s, op_t *op)
+{
+    queue_t *q = queue_for(s, 0);
+    if (!q) {
+        free(op->owned);
+        free(op);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    return submit(q, op);
+}
+
+/* Enqueue op on q: run at once without FAKECUDA_DEFER (its result returned),
+ * else when waited for. */
+static CUresult submit(queue_t *q, op_t *op)
+{
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&qlock);
+    op->seq = ++op_seq;
+    op->tick = driver_calls;
+    op->q = q;
+    q->last_seq = op->seq;
+    if (op->kind == OP_RECORD)
+        event_queue[op->event] = q, event_seq[op->event] = op->seq;
+    if (!defer_calls()) {
+        r = exec_op(op);
+        q->done_seq = op->seq;
+        free(op->owned);
+        free(op);
+    } else {
+        if (q->tail)
+            q->tail->next = op;
+        else
+            q->head = op;
+        q->tail = op;
+        op->older = newest;
+        if (newest)
+            newest->newer = op;
+        else
+            oldest = op;
+        newest = op;
+    }
+    pthread_mutex_unlock(&qlock);
+    return r;
+}
 
 FAKE_EXPORT CUresult cuInit(unsigned int flags)
 {
@@ -187,9 +629,9 @@ FAKE_EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
     if (!initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (ordinal != 0)
+    if (ordinal < 0 || ordinal >= ndevices())
         return CUDA_ERROR_INVALID_DEVICE;
-    *d = 0;
+    *d = ordinal;
     return CUDA_SUCCESS;
 }
 
@@ -197,13 +639,12 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     if (!initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
-    if (dev != 0)
+    if (dev < 0 || dev >= ndevices())
         return CUDA_ERROR_INVALID_DEVICE;
-    *pctx = (CUcontext)&ctx_object;
+    __atomic_fetch_add(&retained[dev], 1, __ATOMIC_RELAXED);
+    *pctx = ctx_of_dev(dev);
     return CUDA_SUCCESS;
 }
-
-static __thread CUcontext current;
 
 FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 {
@@ -220,6 +661,7 @@ FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 }
 
 static void pool_settle(void);
+static CUresult pool_free_now(int dev, CUdeviceptr dptr);
 static unsigned waits; /* context and stream synchronizations, for fakecuda_waits */
 FAKE_EXPORT unsigned fakecuda_waits(void)
 {
@@ -232,29 +674,39 @@ FAKE_EXPORT unsigned fakecuda_gathers(void)
     return __atomic_load_n(&gather_launches, __ATOMIC_RELAXED);
 }
 
+/* Every stream of the context waited for; a fault its work raised is the answer. */
+static CUresult ctx_sync(CUcontext ctx)
+{
+    tick();
+    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
+    CUresult r = sticky ? (CUresult)sticky : capture_unsafe();
+    if (r == CUDA_SUCCESS)
+        r = capture_legacy(NULL, 0);
+    if (r == CUDA_SUCCESS && ctx)
+        drain_dev(ctx_dev(ctx) < 0 ? 0 : ctx_dev(ctx));
+    pool_settle(); /* after the stream-ordered frees it waited for */
+    if (r != CUDA_SUCCESS)
+        return r;
+    STICKY();
+    return ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
-    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
-    pool_settle();
-    STICKY();
-    CAPTURE_RULES(1, NULL, 0);
-    return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return ctx_sync(current);
 }
 
 /* CUDA 13.0: the context to wait for is an argument (NULL: the current one). */
 static CUresult fake_cuCtxSynchronize_v2(CUcontext ctx)
 {
-    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
-    STICKY();
-    CAPTURE_RULES(1, NULL, 0);
-    return ctx || current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return ctx_sync(ctx ? ctx : current);
 }
 FAKE_SINCE(13000, cuCtxSynchronize_v2);
 
 /* Fault injection for the tests, read from the environment of the test build
  * only (the library itself injects nothing):
- *   FAKECUDA_MEM=BYTES       the device holds this much: an allocation that
- *                            would take the live total past it fails with
+ *   FAKECUDA_MEM=BYTES       each device holds this much: an allocation that
+ *                            would take its live total past it fails with
  *                            CUDA_ERROR_OUT_OF_MEMORY, and cuMemGetInfo says so
  *   FAKECUDA_FAULT=alloc:N   the Nth cuMemAlloc call (from 1) fails with
  *                            CUDA_ERROR_OUT_OF_MEMORY, whatever is free */
@@ -264,11 +716,11 @@ static size_t env_size(const char *name)
     return v ? (size_t)strtoull(v, NULL, 0) : 0;
 }
 
-static size_t live_bytes_locked(void)
+static size_t live_bytes_locked(int dev)
 {
     size_t sum = 0;
     for (size_t i = 0; i < sizeof allocs / sizeof allocs[0]; i++)
-        if (allocs[i])
+        if (allocs[i] && alloc_dev[i] == dev)
             sum += alloc_sizes[i];
     return sum;
 }
@@ -286,7 +738,7 @@ static size_t reserved_bytes(size_t n)
     return (n + 4095) & ~(size_t)4095;
 }
 
-static CUresult device_alloc(CUdeviceptr *dptr, size_t bytesize)
+static CUresult device_alloc(CUdeviceptr *dptr, size_t bytesize, int ordinal)
 {
     size_t cap = env_size("FAKECUDA_MEM");
     void *p = aligned_alloc(256, (bytesize + 255) & ~(size_t)255);
@@ -300,7 +752,7 @@ static CUresult device_alloc(CUdeviceptr *dptr, size_t bytesize)
     }
     pthread_mutex_lock(&lock);
     size_t slot = sizeof allocs / sizeof allocs[0];
-    if (!(cap && live_bytes_locked() + bytesize > cap))
+    if (!(cap && live_bytes_locked(ordinal) + bytesize > cap))
         for (slot = 0; slot < sizeof allocs / sizeof allocs[0] && allocs[slot]; slot++)
             ;
     if (slot < sizeof allocs / sizeof allocs[0]) {
@@ -308,6 +760,7 @@ static CUresult device_alloc(CUdeviceptr *dptr, size_t bytesize)
         backing[slot] = p;
         alloc_sizes[slot] = bytesize;
         sync_memops[slot] = false;
+        alloc_dev[slot] = ordinal;
     }
     pthread_mutex_unlock(&lock);
     if (slot == sizeof allocs / sizeof allocs[0]) {
@@ -339,6 +792,7 @@ static CUresult device_free(CUdeviceptr dptr)
 
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+    tick();
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
@@ -347,15 +801,20 @@ FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     if (bytesize > ((size_t)1 << 40) || injected_alloc_fault())
         return CUDA_ERROR_OUT_OF_MEMORY;
-    return device_alloc(dptr, bytesize);
+    return device_alloc(dptr, bytesize, ctx_dev(current) < 0 ? 0 : ctx_dev(current));
 }
 
+/* cuMemFree synchronizes: what any stream still has to do is done first (a
+ * fault it raises is the answer). */
 FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
+    tick();
     STICKY();
     if (dptr == 0)
         return CUDA_SUCCESS;
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
+    drain_dev(-1);
+    STICKY();
     return device_free(dptr);
 }
 
@@ -457,16 +916,25 @@ FAKE_EXPORT void fakecuda_dma_write(CUdeviceptr dst, const void *src, size_t n)
     memcpy(xlate((const void *)(uintptr_t)dst), src, n);
 }
 
+/* For the tests: device memory as the device holds it now, read without a
+ * driver call (a host function may make none). */
+FAKE_EXPORT void fakecuda_peek(void *dst, CUdeviceptr src, size_t n)
+{
+    memcpy(dst, xlate((const void *)(uintptr_t)src), n);
+}
+
 FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *attrs, void **data,
                                             CUdeviceptr ptr)
 {
     void *base = NULL;
     size_t size = 0;
     bool marked = false;
+    int dev = -1;
     pthread_mutex_lock(&lock);
     int slot = slot_of_locked(ptr);
     if (slot >= 0)
-        base = allocs[slot], size = alloc_sizes[slot], marked = sync_memops[slot];
+        base = allocs[slot], size = alloc_sizes[slot], marked = sync_memops[slot],
+        dev = alloc_dev[slot];
     int locked = !base && pinned_locked((void *)(uintptr_t)ptr);
     pthread_mutex_unlock(&lock);
     for (unsigned i = 0; i < n; i++) {
@@ -480,7 +948,10 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
             break;
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data[i] = size; break;
         case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data[i] = 0; break;
-        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = base ? 0 : -1; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = base ? dev : -1; break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT:
+            *(CUcontext *)data[i] = base ? ctx_of_dev(dev) : NULL;
+            break;
         case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(bool *)data[i] = marked; break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }
@@ -491,6 +962,7 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned n, CUpointer_attribute *att
 static unsigned host_allocs; /* cuMemHostAlloc calls, for fakecuda_host_allocs */
 FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
 {
+    tick();
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
     if (!pp)
         return CUDA_ERROR_INVALID_VALUE;
@@ -554,9 +1026,12 @@ FAKE_EXPORT CUresult cuMemHostGetFlags(unsigned *pflags, void *p)
     return r;
 }
 
+/* Synchronizes, as cuMemFree: no copy still waiting may read or write it. */
 FAKE_EXPORT CUresult cuMemFreeHost(void *p)
 {
+    tick();
     CAPTURE_RULES(1, GA_NO_LEGACY, 0);
+    drain_dev(-1);
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
         if (pinned[i] == p)
@@ -566,13 +1041,15 @@ FAKE_EXPORT CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
-static size_t pool_kept_locked(void);
+static size_t pool_kept_locked(int dev);
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
     size_t cap = env_size("FAKECUDA_MEM");
+    int dev = ctx_dev(current) < 0 ? 0 : ctx_dev(current);
+    tick();
     pthread_mutex_lock(&lock);
-    size_t kept = pool_kept_locked(); /* the memory pool's reserve is not free */
-    size_t live = live_bytes_locked() + kept;
+    size_t kept = pool_kept_locked(dev); /* the memory pool's reserve is not free */
+    size_t live = live_bytes_locked(dev) + kept;
     pthread_mutex_unlock(&lock);
     if (!cap) {
         *free_bytes = ((size_t)8 << 30) - kept;
@@ -593,13 +1070,56 @@ static int past_end(const void *p, size_t n)
     return device_range(p, &base, &size) && n > size - (size_t)((const char *)p - (char *)base);
 }
 
-static CUresult copy(void *dst, const void *src, size_t n)
+/* Where the copy's host side is pageable (neither device memory nor
+ * cuMemHostAlloc's). */
+static bool pageable(const void *p)
+{
+    if (device_of(p) >= 0)
+        return false;
+    pthread_mutex_lock(&lock);
+    bool locked = pinned_locked(p);
+    pthread_mutex_unlock(&lock);
+    return !locked;
+}
+
+static CUresult copy_check(void *dst, const void *src, size_t n)
 {
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
     if (!dst || !src || past_end(dst, n) || past_end(src, n))
         return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* A copy in q's order; from pageable memory, its bytes read now. */
+static CUresult enqueue_copy(queue_t *q, void *dst, const void *src, size_t n)
+{
+    op_t *op = new_op(OP_COPY);
+    op->dst = dst, op->src = src, op->n = n;
+    if (defer_calls() && n && pageable(src)) {
+        if (!(op->owned = malloc(n)))
+            abort();
+        memcpy(op->owned, src, n);
+        op->src = op->owned;
+    }
+    return submit(q, op);
+}
+
+/* A synchronous copy on the default stream (pt: the per-thread one): to or
+ * from the host, done on return after what that stream waits for; between
+ * device addresses, enqueued there. */
+static CUresult copy(void *dst, const void *src, size_t n, int pt)
+{
+    tick();
+    CUresult r = copy_check(dst, src, n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    queue_t *q = queue_for(NULL, pt);
+    if (device_of(dst) >= 0 && device_of(src) >= 0)
+        return enqueue_copy(q, dst, src, n);
+    settle_before(q);
+    STICKY();
     memcpy(xlate(dst), xlate(src), n);
     return CUDA_SUCCESS;
 }
@@ -607,37 +1127,52 @@ static CUresult copy(void *dst, const void *src, size_t n)
 FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 0);
-    return copy((void *)(uintptr_t)dst, src, n);
+    return copy((void *)(uintptr_t)dst, src, n, 0);
 }
 
 FAKE_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 1);
-    return copy((void *)(uintptr_t)dst, src, n);
+    return copy((void *)(uintptr_t)dst, src, n, 1);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 0);
-    return copy(dst, (const void *)(uintptr_t)src, n);
+    return copy(dst, (const void *)(uintptr_t)src, n, 0);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 1);
-    return copy(dst, (const void *)(uintptr_t)src, n);
+    return copy(dst, (const void *)(uintptr_t)src, n, 1);
 }
 
-/* An asynchronous copy on a capturing stream becomes a node of its graph. */
+/* An asynchronous copy on a capturing stream becomes a node of its graph.
+ * Otherwise: to pageable memory, done on return after the stream's work;
+ * else in the stream's order (see "streams, events and deferred completion"). */
 static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s, int pt)
 {
+    tick();
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
     CAPTURE_RULES(0, s, pt);
     if (capture_copy(s, pt, dst, src, n))
         return CUDA_SUCCESS;
-    return copy(dst, src, n);
+    CUresult r = copy_check(dst, src, n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    queue_t *q = queue_for(s, pt);
+    if (!pageable(dst))
+        return enqueue_copy(q, dst, src, n);
+    settle_before(q);
+    STICKY();
+    memcpy(xlate(dst), xlate(src), n);
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
@@ -664,13 +1199,13 @@ FAKE_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_
 FAKE_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 0);
-    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, 0);
 }
 
 FAKE_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 1);
-    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, 1);
 }
 
 FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
@@ -681,7 +1216,7 @@ FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, C
 FAKE_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     CAPTURE_RULES(1, NULL, 0);
-    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, 0);
 }
 
 FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
@@ -689,15 +1224,45 @@ FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size
     return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s, 0);
 }
 
+/* Between devices: everything pending on any stream first, as the driver
+ * serializes it with the work of both devices and the current one. */
+FAKE_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                  CUcontext src_ctx, size_t n)
+{
+    tick();
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
+    if (ctx_dev(dst_ctx) < 0 || ctx_dev(src_ctx) < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CAPTURE_RULES(1, NULL, 0);
+    CUresult r = copy_check((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    if (r != CUDA_SUCCESS)
+        return r;
+    drain_dev(-1);
+    STICKY();
+    memcpy(xlate((void *)(uintptr_t)dst), xlate((const void *)(uintptr_t)src), n);
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                       CUcontext src_ctx, size_t n, CUstream s)
+{
+    if (ctx_dev(dst_ctx) < 0 || ctx_dev(src_ctx) < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s, 0);
+}
+
+/* Asynchronous with the host: enqueued on the default stream. */
 FAKE_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
 {
+    tick();
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     CAPTURE_RULES(1, NULL, 0);
-    uint32_t *p = xlate((void *)(uintptr_t)dst);
-    for (size_t i = 0; i < n; i++)
-        p[i] = v;
-    return CUDA_SUCCESS;
+    op_t *op = new_op(OP_MEMSET);
+    op->dst = (void *)(uintptr_t)dst, op->value = v, op->n = n;
+    return submit(queue_for(NULL, 0), op);
 }
 
 /* The PTX ISA a driver of this release takes (the PTX ISA manual's release
@@ -1144,21 +1709,67 @@ FAKE_EXPORT CUresult cuFuncGetModule(CUmodule *m, CUfunction f)
     return CUDA_SUCCESS;
 }
 
-static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, void **params)
+/* The errors a launch returns at once; 0 when it is one the fake can run. */
+static CUresult launch_check(CUfunction f, const unsigned g[3], const unsigned b[3],
+                             void **params)
 {
-    if (!current)
-        return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
+    uint64_t threads = (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
+    if (f == (CUfunction)&kernel_fault)
+        return CUDA_SUCCESS;
+    if (f == (CUfunction)&kernel_ga_gather && params) {
+        const fake_gather_args_t *a = params[0];
+        if ((!a->list && a->count > 128) || threads < a->count)
+            return CUDA_ERROR_INVALID_VALUE;
+        return CUDA_SUCCESS;
+    }
+    const arith_t *a = arith_of(f); /* a CUkernel launched as a CUfunction too */
+    if (!a && !is_kernel(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    if ((uint64_t)b[0] * b[1] * b[2] > 1024 || !threads)
+        return CUDA_ERROR_INVALID_VALUE;
+    return params ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The sizes of f's parameters (a checked launch): how many. */
+static unsigned launch_layout(CUfunction f, size_t size[16])
+{
+    if (f == (CUfunction)&kernel_fault)
+        return 0;
+    if (f == (CUfunction)&kernel_ga_gather) {
+        size[0] = sizeof(fake_gather_args_t);
+        return 1;
+    }
+    const arith_t *a = arith_of(f);
+    if (a) {
+        for (unsigned i = 0; i < a->np; i++)
+            size[i] = a->size[i];
+        return a->np;
+    }
+    size[0] = 8, size[1] = 4, size[2] = 4; /* fill, add, ga_add */
+    return 3;
+}
+
+/* Memory of another device, which a kernel of `dev` may not touch. */
+static bool foreign(int dev, const void *p)
+{
+    int owner = device_of(p);
+    return owner >= 0 && owner != dev && !peer_enabled[dev][owner];
+}
+
+/* What a checked launch does, on device dev. */
+static CUresult launch_run(CUfunction f, int dev, const unsigned g[3], const unsigned b[3],
+                           void **params)
+{
+    STICKY();
+    uint64_t threads = (uint64_t)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
     if (f == (CUfunction)&kernel_fault) {
         sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* seen by the next call */
         return CUDA_SUCCESS;
     }
-    if (f == (CUfunction)&kernel_ga_gather && params) {
+    if (f == (CUfunction)&kernel_ga_gather) {
         const fake_gather_args_t *a = params[0];
         const fake_gather_read_t *list = a->list ? xlate((void *)(uintptr_t)a->list) : NULL;
-        if ((!list && a->count > 128) || (uint64_t)gx * gy * gz * bx * by * bz < a->count)
-            return CUDA_ERROR_INVALID_VALUE;
         for (unsigned k = 0; k < a->count; k++) {
             unsigned char *cell = xlate((void *)(uintptr_t)(a->dst + 16 * k));
             unsigned long long src = list ? list[k].src : a->src[k];
@@ -1169,37 +1780,39 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         /* FAKECUDA_GATHER_SILENT=1: the blocks never say they landed (the
          * library's wait must fall back to the driver's and give up). */
         const char *silent = getenv("FAKECUDA_GATHER_SILENT");
-        for (unsigned b = 0; b < gx && !(silent && *silent == '1'); b++)
-            __atomic_store_n((unsigned *)xlate((void *)(uintptr_t)(a->done + 4 * b)), a->stamp,
+        for (unsigned k = 0; k < g[0] && !(silent && *silent == '1'); k++)
+            __atomic_store_n((unsigned *)xlate((void *)(uintptr_t)(a->done + 4 * k)), a->stamp,
                              __ATOMIC_RELEASE);
         __atomic_fetch_add(&gather_launches, 1, __ATOMIC_RELAXED);
         return CUDA_SUCCESS;
     }
-    const arith_t *a = arith_of(f); /* a CUkernel launched as a CUfunction too */
-    if (a) {
-        if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by || !bz)
-            return CUDA_ERROR_INVALID_VALUE;
-        return arith_run(a, (uint64_t)gx * gy * gz * bx * by * bz, params);
+    void *p0, *p1;
+    memcpy(&p0, params[0], 8);
+    const arith_t *a = arith_of(f);
+    if (a && a->np > 1 && a->size[1] == 8)
+        memcpy(&p1, params[1], 8);
+    else
+        p1 = p0;
+    if (foreign(dev, p0) || foreign(dev, p1)) {
+        sticky = CUDA_ERROR_ILLEGAL_ADDRESS; /* no peer access: the kernel faults */
+        return CUDA_SUCCESS;
     }
-    if (!is_kernel(f))
-        return CUDA_ERROR_INVALID_HANDLE;
-    if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by || !bz)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!params)
-        return CUDA_ERROR_INVALID_VALUE;
-    uint32_t *p = xlate(*(uint32_t **)params[0]);
+    if (a)
+        return arith_run(a, threads, params);
+    uint32_t *p = xlate(p0);
     uint32_t n = *(uint32_t *)params[1], v = *(uint32_t *)params[2];
-    uint64_t threads = (uint64_t)gx * gy * gz * bx * by * bz;
-    device_ms += (double)gx * gy * gz * 0.0002 + (double)threads * 0.000001;
+    device_ms += (double)g[0] * g[1] * g[2] * 0.0002 + (double)threads * 0.000001;
     for (uint64_t i = 0; i < threads && i < n; i++)
         p[i] = f == (CUfunction)&kernel_fill ? v : p[i] + v; /* add, ga_add */
     return CUDA_SUCCESS;
 }
 
-/* A launch on a capturing stream becomes a node of its graph. */
+/* A launch on a capturing stream becomes a node of its graph; any other is
+ * checked, its parameters copied, and enqueued. */
 static CUresult launch_on(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz, CUstream s, int pt, void **params)
 {
+    tick();
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
@@ -1207,7 +1820,27 @@ static CUresult launch_on(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
     const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
     if (is_kernel(f) && params && capture_launch(s, pt, f, g, b, params))
         return CUDA_SUCCESS;
-    return launch(f, gx, gy, gz, bx, by, bz, params);
+    CUresult r = launch_check(f, g, b, params);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    op_t *op = new_op(OP_KERNEL);
+    op->f = f;
+    memcpy(op->g, g, sizeof g);
+    memcpy(op->b, b, sizeof b);
+    size_t size[16], at = 0;
+    unsigned np = launch_layout(f, size);
+    if (np && !(op->owned = malloc(16 * 16 + sizeof(fake_gather_args_t))))
+        abort();
+    for (unsigned i = 0; i < np; i++) {
+        at = (at + 7) / 8 * 8;
+        op->pv[i] = (char *)op->owned + at;
+        memcpy(op->pv[i], params[i], size[i]);
+        at += size[i];
+    }
+    return submit(queue_for(s, pt), op);
 }
 
 FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -1314,25 +1947,73 @@ FAKE_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNod
     return CUDA_SUCCESS;
 }
 
-static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, void **params);
-
-FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
+/* A graph's nodes in order, on device dev; the first error stops it. */
+static CUresult graph_run(const fake_node_t *nodes, unsigned n, int dev)
 {
-    fake_graph_t *fg = (fake_graph_t *)x;
-    if (!fg)
-        return CUDA_ERROR_INVALID_VALUE;
-    CAPTURE_RULES(0, s, 0);
-    for (unsigned i = 0; i < fg->n; i++) {
-        fake_node_t *nd = &fg->nodes[i];
+    for (unsigned i = 0; i < n; i++) {
+        const fake_node_t *nd = &nodes[i];
         if (!nd->f) {
+            STICKY();
             memcpy(xlate(nd->dst), xlate(nd->src), nd->n);
             continue;
         }
-        void *args[] = {nd->params, nd->params + 8, nd->params + 12};
-        CUresult r = launch(nd->f, nd->g[0], nd->g[1], nd->g[2], nd->b[0], nd->b[1], nd->b[2], args);
+        void *args[] = {(void *)nd->params, (void *)(nd->params + 8), (void *)(nd->params + 12)};
+        CUresult r = launch_check(nd->f, nd->g, nd->b, args);
+        if (r == CUDA_SUCCESS)
+            r = launch_run(nd->f, dev, nd->g, nd->b, args);
         if (r != CUDA_SUCCESS)
             return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The nodes as they are now, enqueued: a later cuGraphExecKernelNodeSetParams
+ * changes the next launch only. */
+FAKE_EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
+{
+    tick();
+    fake_graph_t *fg = (fake_graph_t *)x;
+    if (!fg)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CAPTURE_RULES(0, s, 0);
+    CUresult r = stream_ok(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    op_t *op = new_op(OP_GRAPH);
+    if (fg->n && !(op->owned = malloc(fg->n * sizeof(fake_node_t))))
+        abort();
+    if (fg->n)
+        memcpy(op->owned, fg->nodes, fg->n * sizeof(fake_node_t));
+    op->nodes = op->owned, op->nnodes = fg->n;
+    return submit_on(s, op);
+}
+
+/* What enqueued work does when it runs (under qlock). */
+static CUresult exec_op(op_t *op)
+{
+    switch (op->kind) {
+    case OP_KERNEL: return launch_run(op->f, op->q->dev, op->g, op->b, op->pv);
+    case OP_GRAPH: return graph_run(op->nodes, op->nnodes, op->q->dev);
+    case OP_COPY:
+        STICKY();
+        memcpy(xlate(op->dst), xlate(op->src), op->n);
+        return CUDA_SUCCESS;
+    case OP_MEMSET: {
+        STICKY();
+        uint32_t *p = xlate(op->dst);
+        for (size_t i = 0; i < op->n; i++)
+            p[i] = op->value;
+        return CUDA_SUCCESS;
+    }
+    case OP_HOSTFN:
+        STICKY();
+        op->fn(op->data);
+        return CUDA_SUCCESS;
+    case OP_RECORD: event_ms[op->event] = device_ms; return CUDA_SUCCESS;
+    case OP_WAIT: return CUDA_SUCCESS;
+    case OP_FREE: return pool_free_now(op->q->dev, (CUdeviceptr)(uintptr_t)op->dst);
     }
     return CUDA_SUCCESS;
 }
@@ -1342,6 +2023,9 @@ FAKE_EXPORT CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
 
 FAKE_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
+    if (event_waiting((int)((int *)a - event_objects)) ||
+        event_waiting((int)((int *)b - event_objects)))
+        return CUDA_ERROR_NOT_READY;
     *ms = (float)(event_ms[(int *)b - event_objects] - event_ms[(int *)a - event_objects]);
     return CUDA_SUCCESS;
 }
@@ -1376,7 +2060,8 @@ FAKE_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *out)
 
 static int stream_index(CUstream s)
 {
-    for (int i = 0; i < nstreams; i++)
+    int n = __atomic_load_n(&nstreams, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
         if (s == (CUstream)&stream_objects[i])
             return i;
     return -1;
@@ -1390,14 +2075,22 @@ FAKE_EXPORT unsigned fakecuda_stream_creates(void)
 
 FAKE_EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
 {
+    tick();
+    int dev = ctx_dev(current);
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     __atomic_fetch_add(&stream_creates, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&qlock);
     pthread_mutex_lock(&lock);
-    int i = nstreams < 64 ? nstreams++ : -1;
-    if (i >= 0)
+    int i = nstreams < MAX_STREAMS ? nstreams : -1;
+    if (i >= 0) {
         stream_flags[i] = flags;
+        stream_dev[i] = dev < 0 ? 0 : dev;
+        created_queues[i] = new_queue_locked(Q_CREATED, stream_dev[i], flags);
+        __atomic_store_n(&nstreams, i + 1, __ATOMIC_RELEASE);
+    }
     pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&qlock);
     if (i < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *ps = (CUstream)&stream_objects[i];
@@ -1434,28 +2127,53 @@ FAKE_EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
 {
     if (stream_ok(s) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_HANDLE;
-    *pctx = (CUcontext)&ctx_object;
+    int i = stream_index(s);
+    *pctx = i >= 0 ? ctx_of_dev(stream_dev[i]) : current;
     return CUDA_SUCCESS;
 }
 
 static CUresult capture_wait(CUstream s, int pt);
 static void capture_stream_destroyed(CUstream s);
 static void pool_settle(void);
-FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s)
+/* The stream's work done; a fault it raised is the answer. */
+static CUresult stream_sync(CUstream s, int pt)
 {
+    tick();
     __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
-    pool_settle();
-    return capture_wait(s, 0);
+    CUresult r = capture_wait(s, pt);
+    if (r != CUDA_SUCCESS) {
+        pool_settle();
+        return r;
+    }
+    queue_t *q = queue_for(s, pt);
+    if (q)
+        drain_queue(q);
+    pool_settle(); /* after the stream-ordered frees it waited for */
+    if (!q)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    STICKY();
+    return CUDA_SUCCESS;
 }
-FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream s) { return stream_sync(s, 0); }
+FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return stream_sync(s, 1); }
+
+/* Not ready while work waits in it (FAKECUDA_DEFER). */
+FAKE_EXPORT CUresult cuStreamQuery(CUstream s)
 {
-    __atomic_fetch_add(&waits, 1, __ATOMIC_RELAXED);
-    pool_settle();
-    return capture_wait(s, 1);
+    tick();
+    CUresult r = capture_wait(s, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    queue_t *q = queue_for(s, 0);
+    if (!q)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return queue_waiting(q) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
-FAKE_EXPORT CUresult cuStreamQuery(CUstream s) { return capture_wait(s, 0); }
+
+/* Its waiting work still runs (when something waits for it). */
 FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
+    tick();
     if (stream_index(s) < 0)
         return CUDA_ERROR_INVALID_HANDLE;
     capture_stream_destroyed(s);
@@ -1465,10 +2183,11 @@ FAKE_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 FAKE_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
 {
     (void)flags;
+    tick();
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
-    int i = nevents < 256 ? nevents++ : -1;
+    int i = nevents < MAX_EVENTS ? nevents++ : -1;
     pthread_mutex_unlock(&lock);
     if (i < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1476,34 +2195,55 @@ FAKE_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
-static void capture_record(CUevent e, CUstream s);
+static bool capture_record(CUevent e, CUstream s);
+static bool capture_member(CUstream s);
 static CUresult capture_join(CUstream s, CUevent e);
 static CUresult capture_event_wait(CUevent e);
 
 FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 {
+    tick();
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult r = stream_ok(s);
     if (r != CUDA_SUCCESS)
         return r;
     CAPTURE_RULES(0, s, 0);
-    event_ms[(int *)e - event_objects] = device_ms;
-    capture_record(e, s);
-    return CUDA_SUCCESS;
+    if (capture_record(e, s))
+        return CUDA_SUCCESS;
+    op_t *op = new_op(OP_RECORD);
+    op->event = (int)((int *)e - event_objects);
+    return submit_on(s, op);
 }
+
+/* Binds to the event's latest record, as it stands now. */
 FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
     (void)flags;
+    tick();
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult r = stream_ok(s);
-    return r == CUDA_SUCCESS ? capture_join(s, e) : r; /* everything else is already done */
+    if (r == CUDA_SUCCESS)
+        r = capture_join(s, e);
+    if (r != CUDA_SUCCESS || capture_member(s))
+        return r;
+    int i = (int)((int *)e - event_objects);
+    op_t *op = new_op(OP_WAIT);
+    pthread_mutex_lock(&qlock);
+    op->wq = event_queue[i], op->wseq = event_seq[i];
+    pthread_mutex_unlock(&qlock);
+    if (!op->wq) { /* never recorded: nothing to wait for */
+        free(op);
+        return CUDA_SUCCESS;
+    }
+    return submit_on(s, op);
 }
 
-/* Work is done when it is issued here: a host function runs at once. */
+/* Runs in the stream's order; during a capture, at once (no graph node). */
 FAKE_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
 {
+    tick();
     STICKY();
     CUresult r = stream_ok(s);
     if (r != CUDA_SUCCESS)
@@ -1511,40 +2251,62 @@ FAKE_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
     CAPTURE_RULES(0, s, 0);
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
-    fn(data);
-    return CUDA_SUCCESS;
+    if (capture_member(s)) {
+        fn(data);
+        return CUDA_SUCCESS;
+    }
+    op_t *op = new_op(OP_HOSTFN);
+    op->fn = fn, op->data = data;
+    return submit_on(s, op);
 }
 
+/* Not ready while its latest record waits (FAKECUDA_DEFER). */
 FAKE_EXPORT CUresult cuEventQuery(CUevent e)
 {
+    tick();
     STICKY();
-    return e ? capture_event_wait(e) : CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = e ? capture_event_wait(e) : CUDA_ERROR_INVALID_HANDLE;
+    if (r != CUDA_SUCCESS)
+        return r;
+    return event_waiting((int)((int *)e - event_objects)) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult cuEventSynchronize(CUevent e)
 {
+    tick();
     STICKY();
-    return e ? capture_event_wait(e) : CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = e ? capture_event_wait(e) : CUDA_ERROR_INVALID_HANDLE;
+    if (r != CUDA_SUCCESS)
+        return r;
+    drain_event((int)((int *)e - event_objects));
+    STICKY();
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
 {
-    if (dev != 0)
+    if (dev < 0 || dev >= ndevices())
         return CUDA_ERROR_INVALID_DEVICE;
     *flags = 0;
-    *active = current != NULL;
+    *active = current == ctx_of_dev(dev) || __atomic_load_n(&retained[dev], __ATOMIC_RELAXED) > 0;
     return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    if (dev < 0 || dev >= ndevices())
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (__atomic_load_n(&retained[dev], __ATOMIC_RELAXED) > 0)
+        __atomic_fetch_sub(&retained[dev], 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
 }
 
-/* A reset clears the sticky error; the fake keeps its one context object. */
+/* A reset ends the device's work (after a fault, none of it does anything)
+ * and clears the sticky error; the fake keeps its context objects. */
 FAKE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    if (dev != 0)
+    if (dev < 0 || dev >= ndevices())
         return CUDA_ERROR_INVALID_DEVICE;
+    drain_dev(dev);
     sticky = 0;
     return CUDA_SUCCESS;
 }
@@ -1573,7 +2335,7 @@ typedef struct fake_capture {
 } fake_capture_t;
 
 static fake_capture_t caps[8];          /* guarded by lock */
-static int event_cap[256];              /* guarded by lock: capture + 1 of a captured record */
+static int event_cap[MAX_EVENTS];              /* guarded by lock: capture + 1 of a captured record */
 static __thread CUstreamCaptureMode thread_mode; /* CU_STREAM_CAPTURE_MODE_GLOBAL is 0 */
 
 static int is_legacy(CUstream s, int pt)
@@ -1628,7 +2390,7 @@ static CUresult capture_legacy(CUstream s, int pt)
         if (!caps[c].active)
             continue;
         int blocking = caps[c].origin_pt;
-        for (int i = 0; i < 64; i++)
+        for (int i = 0; i < MAX_STREAMS; i++)
             if ((caps[c].members >> i & 1) && !(stream_flags[i] & CU_STREAM_NON_BLOCKING))
                 blocking = 1;
         if (blocking) {
@@ -1676,11 +2438,23 @@ static int capture_launch(CUstream s, int pt, CUfunction f, const unsigned g[3],
     return c >= 0;
 }
 
-static void capture_record(CUevent e, CUstream s)
+/* True when the record joins a capture (and so is not enqueued). */
+static bool capture_record(CUevent e, CUstream s)
 {
     pthread_mutex_lock(&lock);
-    event_cap[(int *)e - event_objects] = capture_of_locked(s, 0) + 1;
+    int c = capture_of_locked(s, 0);
+    event_cap[(int *)e - event_objects] = c + 1;
     pthread_mutex_unlock(&lock);
+    return c >= 0;
+}
+
+/* Is s (named by a legacy entry point) in an open capture? */
+static bool capture_member(CUstream s)
+{
+    pthread_mutex_lock(&lock);
+    int c = capture_of_locked(s, 0);
+    pthread_mutex_unlock(&lock);
+    return c >= 0;
 }
 
 static CUresult capture_join(CUstream s, CUevent e)
@@ -1807,7 +2581,7 @@ static CUresult end_capture(CUstream s, int pt, CUgraph *out)
         } else {
             *out = (CUgraph)caps[c].g;
         }
-        for (int e = 0; e < 256; e++)
+        for (int e = 0; e < MAX_EVENTS; e++)
             if (event_cap[e] == c + 1)
                 event_cap[e] = 0;
         memset(&caps[c], 0, sizeof caps[c]);
@@ -1855,85 +2629,111 @@ FAKE_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode
     return CUDA_SUCCESS;
 }
 
-static void pool_note_locked(CUdeviceptr p, size_t n, int add);
+static void pool_note_locked(int dev, CUdeviceptr p, size_t n, int add);
 
 /* Stream-ordered allocation: in a capture, a memory node (the fake maps it at
- * once and keeps it); otherwise an allocation as any other. */
+ * once and keeps it); otherwise an allocation as any other, at once (memory
+ * there earlier than the stream needs it is harmless), on the stream's device. */
 FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t n, CUstream s)
 {
+    tick();
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     STICKY();
     if (!dptr || stream_ok(s) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_VALUE;
     CAPTURE_RULES(0, s, 0);
-    CUresult r = device_alloc(dptr, n ? n : 1);
+    int dev = queue_for(s, 0)->dev;
+    CUresult r = device_alloc(dptr, n ? n : 1, dev);
     if (r == CUDA_SUCCESS) {
         pthread_mutex_lock(&lock);
-        pool_note_locked(*dptr, n ? n : 1, 1);
+        pool_note_locked(dev, *dptr, n ? n : 1, 1);
         pthread_mutex_unlock(&lock);
     }
     return r;
 }
 
+/* The memory goes back when the stream gets to the free. */
+static CUresult pool_free_now(int dev, CUdeviceptr dptr)
+{
+    pthread_mutex_lock(&lock);
+    pool_note_locked(dev, dptr, 0, 0);
+    pthread_mutex_unlock(&lock);
+    return device_free(dptr);
+}
+
 FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
 {
+    tick();
     STICKY();
     if (stream_ok(s) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_VALUE;
     CAPTURE_RULES(0, s, 0);
+    if (capture_member(s) || !dptr) /* a captured free happens when the graph runs: never, here */
+        return CUDA_SUCCESS;
     pthread_mutex_lock(&lock);
-    int c = capture_of_locked(s, 0);
+    bool live = false;
+    for (size_t i = 0; i < sizeof allocs / sizeof allocs[0] && !live; i++)
+        live = allocs[i] == (void *)(uintptr_t)dptr;
     pthread_mutex_unlock(&lock);
-    if (c < 0 && dptr) { /* a captured free happens when the graph runs: never, here */
-        pthread_mutex_lock(&lock);
-        pool_note_locked(dptr, 0, 0);
-        pthread_mutex_unlock(&lock);
-        return device_free(dptr);
-    }
-    return CUDA_SUCCESS;
+    if (!live)
+        return CUDA_ERROR_INVALID_VALUE;
+    op_t *op = new_op(OP_FREE);
+    op->dst = (void *)(uintptr_t)dptr;
+    return submit_on(s, op);
 }
 
-/* The device's one memory pool, as far as tests look at it: stream-ordered
+/* Each device's one memory pool, as far as tests look at it: stream-ordered
  * allocations count as used; what they freed stays reserved until a
  * synchronization releases all but the release threshold (0 by default, as
  * the driver's). The memory itself is the fake's ordinary allocations. */
-static struct {
+static struct fake_pool {
     cuuint64_t threshold, reserved, used;
     CUdeviceptr ptr[1024];
     size_t size[1024];
-} fake_pool; /* under lock */
-#define FAKE_POOL ((CUmemoryPool)&fake_pool)
+} fake_pools[MAX_DEV]; /* under lock */
 
-static void pool_note_locked(CUdeviceptr p, size_t n, int add)
+/* The device of a pool handle, or -1. */
+static int pool_dev(CUmemoryPool pool)
 {
+    for (int d = 0; d < ndevices(); d++)
+        if (pool == (CUmemoryPool)&fake_pools[d])
+            return d;
+    return -1;
+}
+
+static void pool_note_locked(int dev, CUdeviceptr p, size_t n, int add)
+{
+    struct fake_pool *fp = &fake_pools[dev];
     for (int i = 0; i < 1024; i++) {
-        if (add && !fake_pool.ptr[i]) {
-            fake_pool.ptr[i] = p, fake_pool.size[i] = n;
-            fake_pool.used += n;
-            if (fake_pool.reserved < fake_pool.used)
-                fake_pool.reserved = fake_pool.used;
+        if (add && !fp->ptr[i]) {
+            fp->ptr[i] = p, fp->size[i] = n;
+            fp->used += n;
+            if (fp->reserved < fp->used)
+                fp->reserved = fp->used;
             return;
         }
-        if (!add && p && fake_pool.ptr[i] == p) {
-            fake_pool.used -= fake_pool.size[i];
-            fake_pool.ptr[i] = 0;
+        if (!add && p && fp->ptr[i] == p) {
+            fp->used -= fp->size[i];
+            fp->ptr[i] = 0;
             return;
         }
     }
 }
 
-static size_t pool_kept_locked(void)
+static size_t pool_kept_locked(int dev)
 {
-    return (size_t)(fake_pool.reserved - fake_pool.used);
+    return (size_t)(fake_pools[dev].reserved - fake_pools[dev].used);
 }
 
 static void pool_settle(void)
 {
     pthread_mutex_lock(&lock);
-    cuuint64_t keep = fake_pool.reserved < fake_pool.threshold ? fake_pool.reserved
-                                                               : fake_pool.threshold;
-    fake_pool.reserved = keep > fake_pool.used ? keep : fake_pool.used;
+    for (int d = 0; d < MAX_DEV; d++) {
+        struct fake_pool *fp = &fake_pools[d];
+        cuuint64_t keep = fp->reserved < fp->threshold ? fp->reserved : fp->threshold;
+        fp->reserved = keep > fp->used ? keep : fp->used;
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -1941,25 +2741,26 @@ FAKE_EXPORT CUresult cuDeviceGetCount(int *count)
 {
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
-    *count = 1;
+    *count = ndevices();
     return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
 {
-    if (!pool || dev != 0)
+    if (!pool || dev < 0 || dev >= ndevices())
         return CUDA_ERROR_INVALID_VALUE;
-    *pool = FAKE_POOL;
+    *pool = (CUmemoryPool)&fake_pools[dev];
     return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
                                            void *value)
 {
-    if (pool != FAKE_POOL || !value || attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    int d = pool_dev(pool);
+    if (d < 0 || !value || attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
-    fake_pool.threshold = *(cuuint64_t *)value;
+    fake_pools[d].threshold = *(cuuint64_t *)value;
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }
@@ -1967,12 +2768,14 @@ FAKE_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribut
 FAKE_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
                                            void *value)
 {
-    if (pool != FAKE_POOL || !value)
+    int d = pool_dev(pool);
+    if (d < 0 || !value)
         return CUDA_ERROR_INVALID_VALUE;
+    const struct fake_pool *fp = &fake_pools[d];
     pthread_mutex_lock(&lock);
-    cuuint64_t v = attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD  ? fake_pool.threshold
-                   : attr == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT ? fake_pool.reserved
-                   : attr == CU_MEMPOOL_ATTR_USED_MEM_CURRENT ? fake_pool.used
+    cuuint64_t v = attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD  ? fp->threshold
+                   : attr == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT ? fp->reserved
+                   : attr == CU_MEMPOOL_ATTR_USED_MEM_CURRENT ? fp->used
                                                                : (cuuint64_t)-1;
     pthread_mutex_unlock(&lock);
     if (v == (cuuint64_t)-1)
@@ -1983,11 +2786,13 @@ FAKE_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribut
 
 FAKE_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {
-    if (pool != FAKE_POOL)
+    int d = pool_dev(pool);
+    if (d < 0)
         return CUDA_ERROR_INVALID_VALUE;
+    struct fake_pool *fp = &fake_pools[d];
     pthread_mutex_lock(&lock);
-    cuuint64_t k = fake_pool.reserved < keep ? fake_pool.reserved : keep;
-    fake_pool.reserved = k > fake_pool.used ? k : fake_pool.used;
+    cuuint64_t k = fp->reserved < keep ? fp->reserved : keep;
+    fp->reserved = k > fp->used ? k : fp->used;
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }
@@ -1995,9 +2800,49 @@ FAKE_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 FAKE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t n, CUmemoryPool pool,
                                              CUstream s)
 {
-    if (pool != FAKE_POOL)
+    int d = pool_dev(pool);
+    if (d < 0 || d != ctx_dev(current))
         return CUDA_ERROR_INVALID_VALUE;
     return cuMemAllocAsync(dptr, n, s);
+}
+
+/* ---- peer access ---------------------------------------------------------- */
+
+FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    if (!can)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= ndevices() || peer < 0 || peer >= ndevices())
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = dev != peer;
+    return CUDA_SUCCESS;
+}
+
+/* The current context's kernels may touch peer's memory from now on. */
+FAKE_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
+{
+    int d = ctx_dev(current), p = ctx_dev(peer);
+    if (d < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p < 0 || p == d)
+        return p < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_DEVICE;
+    if (__atomic_exchange_n(&peer_enabled[d][p], true, __ATOMIC_ACQ_REL))
+        return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
+{
+    int d = ctx_dev(current), p = ctx_dev(peer);
+    if (d < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (p < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!__atomic_exchange_n(&peer_enabled[d][p], false, __ATOMIC_ACQ_REL))
+        return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    return CUDA_SUCCESS;
 }
 
 /* Page-locked host memory: plain malloc, counted (fakecuda_host_allocs, for
@@ -2081,6 +2926,16 @@ static const proc_t procs[] = {
     {"cuEventElapsedTime", 2000, (void *)cuEventElapsedTime, NULL},
     {"cuEventElapsedTime", 12080, (void *)fake_cuEventElapsedTime_v2, NULL},
     {"cuFuncGetName", 12030, (void *)fake_cuFuncGetName, NULL},
+    {"cuDeviceGetCount", 2000, (void *)cuDeviceGetCount, NULL},
+    {"cuDeviceCanAccessPeer", 4000, (void *)cuDeviceCanAccessPeer, NULL},
+    {"cuCtxEnablePeerAccess", 4000, (void *)cuCtxEnablePeerAccess, NULL},
+    {"cuCtxDisablePeerAccess", 4000, (void *)cuCtxDisablePeerAccess, NULL},
+    {"cuMemcpyPeer", 4000, (void *)cuMemcpyPeer, NULL},
+    {"cuMemcpyPeerAsync", 4000, (void *)cuMemcpyPeerAsync, NULL},
+    {"cuStreamQuery", 2000, (void *)cuStreamQuery, NULL},
+    {"cuStreamWaitEvent", 3020, (void *)cuStreamWaitEvent, NULL},
+    {"cuCtxPushCurrent", 4000, (void *)cuCtxPushCurrent_v2, NULL},
+    {"cuCtxPopCurrent", 4000, (void *)cuCtxPopCurrent_v2, NULL},
 };
 
 /* The newest row for `symbol` that this driver has and `version` asks for;

@@ -2,8 +2,10 @@
  * (GPUDirect RDMA): a word read with a synchronous 4-byte copy, rewritten by
  * fakecuda_dma_write (no driver call), read again. With MODE marked the
  * memory carries CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, as RDMA users set it; with
- * dmabuf it is exported with cuMemGetHandleForAddressRange; plain is neither.
- * Runs against tests/fake.  usage: dma_prog KERNELS.PTX plain|marked|dmabuf
+ * dmabuf it is exported with cuMemGetHandleForAddressRange; with late it is
+ * marked after the first read (a window over it may already exist); plain is
+ * neither.
+ * Runs against tests/fake.  usage: dma_prog KERNELS.PTX plain|marked|dmabuf|late
  *   -> "MODE first=<hex> second=<hex>" */
 #include "linked.h"
 #include <dlfcn.h>
@@ -39,6 +41,10 @@ int main(int argc, char **argv)
     }
     uint32_t first, second, next = 0xfeedbeefu;
     CK(cuMemcpyDtoH(&first, d + 4 * 100, 4));
+    if (!strcmp(mode, "late")) { /* registered for RDMA once the program read it */
+        unsigned one = 1;
+        CK(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
+    }
     dma_write(d + 4 * 101, &next, 4); /* the card writes the next word */
     CK(cuMemcpyDtoH(&second, d + 4 * 101, 4));
     printf("%s first=%08x second=%08x\n", mode, first, second);

@@ -81,6 +81,9 @@ static void setup(CUdeviceptr buf[2], uint32_t model[2])
         CK(cuMemsetD32(buf[b], 0, N));
         model[b] = 0;
     }
+    /* The memsets are queued on the legacy stream, which a non-blocking
+     * stream's kernels do not wait for. */
+    CK(cuCtxSynchronize());
 }
 
 static void teardown(CUdeviceptr buf[2])

@@ -62,6 +62,17 @@ static void launch(CUfunction f, CUstream s, block_t *b, uint32_t v)
         b->model[i] = f == fill_fn ? v : b->model[i] + v;
 }
 
+/* Before work on the default stream: a non-blocking stream's kernels are
+ * not ordered before it, so the thread waits for them (a blocking stream's
+ * are, by the legacy stream's rule). */
+static void order_default(CUstream s)
+{
+    unsigned flags = 0;
+    CK(cuStreamGetFlags(s, &flags));
+    if (flags & CU_STREAM_NON_BLOCKING)
+        CK(cuStreamSynchronize(s));
+}
+
 /* A few 4-byte reads, each checked; the way of reading changes with r. */
 static void small_reads(int t, CUstream s, const block_t *b, uint64_t *rng)
 {
@@ -69,12 +80,16 @@ static void small_reads(int t, CUstream s, const block_t *b, uint64_t *rng)
         uint32_t k = (uint32_t)(next(rng) % b->n), v = 0;
         CUdeviceptr at = b->d + 4 * (CUdeviceptr)k;
         switch (next(rng) % 3) {
-        case 0: CK(cuMemcpyDtoH(&v, at, 4)); break;
+        case 0:
+            order_default(s);
+            CK(cuMemcpyDtoH(&v, at, 4));
+            break;
         case 1:
             CK(cuMemcpyDtoHAsync(&v, at, 4, s));
             CK(cuStreamSynchronize(s));
             break;
         default:
+            order_default(s);
             CK(cuMemcpyDtoHAsync(&v, at, 4, NULL));
             CK(cuStreamSynchronize(NULL));
         }
@@ -107,9 +122,11 @@ static void one_round(int t, CUstream s, block_t *b, uint64_t *rng, uint32_t *bu
         uint32_t at = (uint32_t)(next(rng) % b->n), cnt = 1 + (uint32_t)(next(rng) % (b->n - at));
         for (uint32_t i = 0; i < cnt; i++)
             b->model[at + i] = buf[i] = (uint32_t)next(rng);
+        order_default(s);
         CK(cuMemcpyHtoD(b->d + 4 * (CUdeviceptr)at, buf, 4 * (size_t)cnt));
         small_reads(t, s, b, rng);
     }
+    order_default(s);
     full_check(t, b, buf);
 }
 
