@@ -154,7 +154,7 @@ out_of_range() { # VAR=VALUE RANGE DEFAULT
     out_of_range GPUACCEL_STAGING_CHUNK=2G "64K to 1G" 8M
 }
 @test "GPUACCEL_STAGING_MIN=0: the smallest copy staged is a byte" {
-    out_of_range GPUACCEL_STAGING_MIN=0 "1 or more" 4M
+    out_of_range GPUACCEL_STAGING_MIN=0 "1 or more" 64K
 }
 @test "a range's bounds are taken as set: no problem" {
     run env GPUACCEL=all GPUACCEL_GRAPH_MIN=4096 GPUACCEL_GRAPH_CACHE=1 \

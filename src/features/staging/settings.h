@@ -8,7 +8,7 @@
 #define GA_SETTINGS_staging(X, W, R)                                                     \
     X(GPUACCEL_STAGING, FEATURE, staging, "1", "",                                       \
       "copy large pageable host buffers through pinned buffers, with several threads")   \
-    X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "4M", "GPUACCEL_STAGING",                 \
+    X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "64K", "GPUACCEL_STAGING",                 \
       "smallest copy staged, bytes")                                                     \
     R(GPUACCEL_STAGING_MIN, "1", "")                                                     \
     X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",             \

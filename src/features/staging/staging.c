@@ -12,9 +12,15 @@
  *     cuEventSynchronize on its event;
  *   device to host: DMAs of up to one ring of chunks ahead into the slots, and
  *     as each chunk's event completes, its slot is copied out and refilled.
- * The chunks ramp up from 1/8 of GPUACCEL_STAGING_CHUNK (so the first DMA, or
- * the first copy out, starts after a small copy rather than a whole chunk),
- * doubling to the full chunk.
+ * The chunks ramp up, doubling to the full chunk, so the first DMA (or the
+ * first copy out) starts after a small copy rather than a whole chunk: host to
+ * device from 1/8 of GPUACCEL_STAGING_CHUNK; device to host from an eighth of
+ * the copy, 64 KiB at least and 1/8 of the chunk at most (a 256 KiB read is
+ * copied out in pieces while the rest of it is still crossing the link).
+ *
+ * Mid-size copies (64 KiB to a few MiB) are served as large ones are: their
+ * fixed cost is a few driver calls, the helpers' wake-up and the wait for
+ * the last DMA.
  *
  * When it acts: cuMemcpyHtoD_v2[_ptds], cuMemcpyHtoDAsync_v2[_ptsz],
  * cuMemcpyDtoH_v2[_ptds] and cuMemcpyDtoHAsync_v2[_ptsz] (never the
@@ -42,7 +48,10 @@
  *     slots); the DMAs may still run, in stream order. The synchronous forms
  *     also return only after every earlier piece of work of the stream has
  *     finished ("a stream sync is performed before the copy is initiated"):
- *     they wait for the first chunk's event.
+ *     they wait for the last chunk's DMA, so the whole copy has landed
+ *     (more than the driver promises, whose last DMA may still run: a read
+ *     on a stream not ordered after this one sees the bytes, as it does in
+ *     practice natively).
  *   - device to host returns only when the destination is filled, for the
  *     asynchronous forms too.
  *   - stream order: every DMA goes on the program's stream: the legacy default
@@ -358,11 +367,21 @@ typedef struct stage {
     bool issued;     /* a DMA of this copy reached the driver */
 } stage_t;
 
-/* Chunk k of a copy with `left` bytes to go: chunk/8, /4, /2, then whole. */
-static size_t chunk_len(size_t chunk, unsigned k, size_t left)
+/* Chunk k of a copy with `left` bytes to go: first, doubling up to chunk. */
+static size_t chunk_len(size_t first, size_t chunk, unsigned k, size_t left)
 {
-    size_t c = k < 3 ? chunk >> (3 - k) : chunk;
+    size_t c = k < 16 && (first << k) < chunk ? first << k : chunk;
     return c < left ? c : left;
+}
+
+/* A device-to-host copy's first chunk: an eighth of it, 64 KiB at least,
+ * and at most chunk/8 (where the ramp of a large copy starts). */
+static size_t first_out(size_t chunk, size_t n)
+{
+    size_t f = (n / 8 + 4095) & ~(size_t)4095;
+    if (f < MIN_CHUNK)
+        f = MIN_CHUNK;
+    return f < chunk / 8 ? f : chunk / 8;
 }
 
 /* Wait until the slot's last DMA has completed. */
@@ -396,30 +415,26 @@ static CUresult stage_htod(stage_t *st, CUdeviceptr dst, const char *src, size_t
     engine_t *e = st->e;
     __typeof__(&cuMemcpyHtoDAsync_v2) dma =
         GA_REAL(st->rt, GA_ID_cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2);
-    slot_t *first = NULL;
-    bool prior_done = false; /* the first chunk's DMA seen complete */
+    CUresult r;
+    slot_t *sl = NULL;
     size_t off = 0;
     for (unsigned k = 0; off < n; k++) {
-        size_t len = chunk_len(e->chunk, k, n - off);
-        slot_t *sl = &e->slot[e->next++ % N_SLOTS];
-        if (sl == first && sl->pending) /* the ring came round: waiting for it */
-            prior_done = true;
-        CUresult r = slot_wait(st, sl);
-        if (r != CUDA_SUCCESS)
+        size_t len = chunk_len(e->chunk / 8, e->chunk, k, n - off);
+        sl = &e->slot[e->next++ % N_SLOTS];
+        if ((r = slot_wait(st, sl)) != CUDA_SUCCESS)
             return r;
         ga_crew_copy(&e->crew, sl->host, src + off, len);
         if ((r = dma(dst + off, sl->host, len, st->s)) != CUDA_SUCCESS ||
             (r = slot_record(st, sl)) != CUDA_SUCCESS)
             return r;
-        if (k == 0)
-            first = sl;
         off += len;
     }
-    /* Synchronous: everything enqueued on the stream before the copy has
-     * finished when it returns, as with the driver's own pageable copy. */
-    if (sync && first && !prior_done)
-        return slot_wait(st, first);
-    return CUDA_SUCCESS;
+    /* Synchronous: the stream's earlier work and the whole copy have finished
+     * when it returns (the driver promises the earlier work; its own last
+     * DMA may still run, for microseconds: a program that reads the bytes
+     * on a stream not ordered after this one must not meet a longer window
+     * here). */
+    return sync && sl ? slot_wait(st, sl) : CUDA_SUCCESS;
 }
 
 static CUresult stage_dtoh(stage_t *st, char *dst, CUdeviceptr src, size_t n)
@@ -428,12 +443,12 @@ static CUresult stage_dtoh(stage_t *st, char *dst, CUdeviceptr src, size_t n)
     __typeof__(&cuMemcpyDtoHAsync_v2) dma =
         GA_REAL(st->rt, GA_ID_cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2);
     unsigned base = e->next, issued = 0, drained = 0;
-    size_t issue_off = 0, drain_off = 0;
+    size_t issue_off = 0, drain_off = 0, first = first_out(e->chunk, n);
     CUresult r = CUDA_SUCCESS;
     while (drain_off < n) {
         /* Keep the ring full: DMAs of up to N_SLOTS chunks ahead. */
         while (issue_off < n && issued < drained + N_SLOTS) {
-            size_t len = chunk_len(e->chunk, issued, n - issue_off);
+            size_t len = chunk_len(first, e->chunk, issued, n - issue_off);
             slot_t *sl = &e->slot[(base + issued) % N_SLOTS];
             if ((r = slot_wait(st, sl)) != CUDA_SUCCESS ||
                 (r = dma(sl->host, src + issue_off, len, st->s)) != CUDA_SUCCESS ||
@@ -442,7 +457,7 @@ static CUresult stage_dtoh(stage_t *st, char *dst, CUdeviceptr src, size_t n)
             issue_off += len;
             issued++;
         }
-        size_t len = chunk_len(e->chunk, drained, n - drain_off);
+        size_t len = chunk_len(first, e->chunk, drained, n - drain_off);
         slot_t *sl = &e->slot[(base + drained) % N_SLOTS];
         if ((r = slot_wait(st, sl)) != CUDA_SUCCESS)
             goto out;

@@ -8,8 +8,9 @@
  *     entry point (sync, _ptds, async on a stream, _ptsz on the default one),
  *     and the bytes around the destination stay as they were;
  *   - each DMA goes on the program's stream (legacy, per-thread or named); a
- *     synchronous host-to-device copy waits for its first chunk, an
- *     asynchronous one waits for nothing when the ring is free;
+ *     synchronous host-to-device copy returns once the stream's earlier work
+ *     and its own DMAs have completed, an asynchronous one waits for nothing
+ *     when the ring is free;
  *   - page-locked, device and managed "host" arguments, unified-address
  *     copies, copies under capture and after a sticky error go to the driver;
  *   - too-long copies and bad device pointers return the driver's own error
@@ -380,8 +381,8 @@ static unsigned event_syncs(void)
 }
 
 /* Each DMA on the program's stream; the synchronous host-to-device copy waits
- * for its first chunk, the asynchronous one for nothing while the ring holds
- * the copy. */
+ * for its last DMA, the asynchronous one for nothing while the ring holds the
+ * copy. */
 static void dmas_on_the_programs_stream(void)
 {
     for (int v = 0; v < 4; v++) {
@@ -394,9 +395,9 @@ static void dmas_on_the_programs_stream(void)
         bool right = a1 - a0 == 5;
         for (unsigned k = a0; k < a1; k++)
             right &= t_streams[k % 256] == variant_dma_stream(v);
-        /* five chunks in a ring of four: the first slot is reused (one wait),
-         * which also stands for the synchronous forms' wait for prior work */
-        CHECK(right && e1 - e0 == 1);
+        /* five chunks in a ring of four: the first slot is reused (one wait);
+         * the synchronous forms also wait for their last DMA */
+        CHECK(right && e1 - e0 == (v < 2 ? 2u : 1u));
         device_sync();
         CHECK(memcmp((void *)(uintptr_t)dev, host, n) == 0);
 
@@ -417,6 +418,30 @@ static void dmas_on_the_programs_stream(void)
         for (unsigned k = a0; k < t_async; k++)
             right &= t_streams[k % 256] == variant_dma_stream(v);
         CHECK(right);
+    }
+}
+
+/* A synchronous host-to-device copy returns once every copy queued on its
+ * stream before it, and its own, have landed: a read on a stream not ordered
+ * after it sees the bytes. */
+static void sync_copy_lands_before_it_returns(void)
+{
+    for (int v = 0; v < 2; v++) {
+        ring_free();
+        fill_random(host, 2 * CHUNK, &rng_state);
+        /* an asynchronous staged copy on the same stream, left queued */
+        CHECK(ga_hook_htod_async(&rt, v ? GA_ID_cuMemcpyHtoDAsync_v2_ptsz : GA_ID_cuMemcpyHtoDAsync_v2,
+                                 dev, host, CHUNK, NULL) == CUDA_SUCCESS);
+        pthread_mutex_lock(&q_lock);
+        uint64_t earlier = q_next;
+        pthread_mutex_unlock(&q_lock);
+        CHECK(htod(v, dev + 4 * CHUNK, host + CHUNK, CHUNK) == CUDA_SUCCESS);
+        pthread_mutex_lock(&q_lock);
+        bool landed = q_done >= earlier && q_done == q_next;
+        pthread_mutex_unlock(&q_lock);
+        CHECK(landed);
+        CHECK(memcmp((void *)(uintptr_t)dev, host, CHUNK) == 0);
+        CHECK(memcmp((void *)(uintptr_t)(dev + 4 * CHUNK), host + CHUNK, CHUNK) == 0);
     }
 }
 
@@ -628,6 +653,7 @@ int main(void)
     exact_at_every_size();
     CHECK(threads_running() >= before + 3); /* the crew: 4 threads copy, the caller included */
     dmas_on_the_programs_stream();
+    sync_copy_lands_before_it_returns();
     known_memory_passes_through();
     bad_device_ranges_get_the_drivers_error();
     errors();
