@@ -390,3 +390,54 @@ gpuaccel: lazy_sync: cuMemHostAlloc: host and device share memory from now on" >
     gpu_script lazy
     fails_with "printf: not 6 device lines and 3 host lines"
 }
+
+@test "multigpu.sh: each part under the defaults and every feature; a lost check line, a waived sample fail" {
+    stub "$T/bin/nvidia-smi" 'echo "GPU 0: stub GPU (UUID: GPU-stub0)"; echo "GPU 1: stub GPU (UUID: GPU-stub1)"'
+    stub "$B/tests/gpu/two_gpus" "$(lines 'two_gpus ok=1' 'pinned ok=1' 'async ok=1')"
+    co=()
+    for d in 1to0 0to1; do for k in copy async kernel remote; do co+=("$d-$k ok=1"); done; done
+    stub "$B/tests/gpu/coalesce_test" "[ \"\$1\" = --two-gpus ] || exit 3
+$(lines "${co[@]}")"
+    gpu_script multigpu PYTHON=false CUDA_VISIBLE_DEVICES=0,1
+    passes
+    echo "$output" | grep -qx '== defaults: no GPUACCEL_\* set'
+    echo "$output" | grep -q '^== every-feature: GPUACCEL_'
+    [ "$(echo "$output" | grep -c '^ok: .*/two_gpus ->')" = 2 ]
+    [ "$(echo "$output" | grep -c '^ok: .*/coalesce_test --two-gpus ->')" = 2 ]
+    echo "$output" | grep -q '^SKIP (part): false cannot import torch'
+    echo "$output" | grep -q '^SKIP (part): no CUDA samples carried'
+    # a check line the program no longer prints
+    stub "$B/tests/gpu/two_gpus" "$(lines 'two_gpus ok=1' 'async ok=1')"
+    gpu_script multigpu PYTHON=false
+    fails_with "no line 'pinned ... ok=1'"
+    stub "$B/tests/gpu/two_gpus" "$(lines 'two_gpus ok=1' 'pinned ok=1' 'async ok=1')"
+    # no peer access: the part skips, saying why; one GPU visible: the script skips
+    stub "$B/tests/gpu/coalesce_test" 'echo "SKIP: no peer access between devices 0 and 1"; exit 77'
+    gpu_script multigpu PYTHON=false
+    passes
+    echo "$output" | grep -q '^SKIP (part): coalesce_test --two-gpus: no peer access between devices'
+    gpu_script multigpu PYTHON=false CUDA_VISIBLE_DEVICES=1
+    [ "$status" -eq 77 ]
+    echo "$output" | grep -q "^SKIP: CUDA_VISIBLE_DEVICES='1' shows fewer than two"
+    # the two-GPU samples: all five run and agree; one waived natively fails
+    S=$T/samples
+    mkdir -p "$S/bin"
+    echo 0123456789abcdef >"$S/COMMIT"
+    for n in simpleP2P streamOrderedAllocationP2P conjugateGradientMultiDeviceCG simpleCUFFT_MGPU simpleCUFFT_2d_MGPU; do
+        mkdir -p "$S/Samples/$n"
+        printf '%s\tSamples/%s\t-\t-\t-\t-\t-\n' "$n" "$n" >>"$S/SAMPLES"
+        stub "$S/bin/$n" 'echo "Result = PASS"'
+    done
+    gpu_script multigpu PYTHON=false GA_MULTIGPU_PARTS=samples GA_CUDA_SAMPLES="$S"
+    passes
+    [ "$(echo "$output" | grep -c '^   carried 5, built 5, ran natively 5, agreed 5, differ 0$')" = 2 ]
+    stub "$S/bin/simpleCUFFT_MGPU" 'echo "Two GPUs are required to run simpleCUFFT_MGPU sample code"'
+    gpu_script multigpu PYTHON=false GA_MULTIGPU_PARTS=samples GA_CUDA_SAMPLES="$S"
+    fails_with "the two-GPU samples, defaults (exit 1)"
+    echo "$output" | grep -q 'required: simpleCUFFT_MGPU: waived natively (exit 0): Two GPUs are required'
+    stub "$S/bin/simpleCUFFT_MGPU" 'echo "Result = PASS"'
+    stub "$S/bin/simpleP2P" 'echo "Two or more GPUs with Peer-to-Peer access capability are required"; echo Waiving; exit 2'
+    gpu_script multigpu PYTHON=false GA_MULTIGPU_PARTS=samples GA_CUDA_SAMPLES="$S"
+    fails_with "the two-GPU samples, defaults (exit 1)"
+    echo "$output" | grep -q 'required: simpleP2P: failed natively: waived (exit 2)'
+}

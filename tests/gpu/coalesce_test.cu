@@ -19,6 +19,17 @@
 //             having issued anything since its last read
 //   peer      a copy from another context's memory (cuMemcpyPeer, two
 //             contexts of one device) rewrites memory read just before
+// With --two-gpus, only this (tests/gpu/multigpu.sh): memory of one device
+// written by the other between small reads on its owner that coalescing could
+// serve from a window; both directions, devices 1 to 0 ("1to0") and 0 to 1:
+//   WtoR-copy    cudaMemcpyPeer from the writer's memory, the writer current
+//   WtoR-async   cudaMemcpyPeerAsync on a stream of the writer, then synchronized
+//   WtoR-kernel  a kernel on the writer storing into the reader's memory through
+//               peer access (its stream synchronized)
+//   WtoR-remote  the reader's memory read with the writer current (UVA), before
+//               and after the writer's kernel rewrites it
+// every value read checked against what was written last; exits 77 (a SKIP
+// line saying why) with fewer than two devices or without peer access.
 // With --dma marked|dmabuf|plain, only this: a buffer (marked: with
 // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS set, as GPUDirect RDMA users mark memory a
 // NIC writes behind the program's back; dmabuf: exported as a dma-buf for a
@@ -407,6 +418,90 @@ static void peer()
     CK(cudaFree(a));
 }
 
+// --two-gpus: device W rewrites memory of device R between 4-byte reads of it
+// on R (each read twice first, so that windows hold it); every read checked.
+static void cross(int r, int w)
+{
+    const unsigned n = 1 << 16, stride = 97;
+    char name[32];
+    unsigned *a, *b;
+    cudaStream_t s;
+    CK(cudaSetDevice(r));
+    CK(cudaMalloc(&a, n * 4));
+    pattern<<<n / 256, 256>>>(a, n, 50 + r);
+    CK(cudaDeviceSynchronize());
+    int warm = read_all(a, 4096, 50 + r, 1) && read_all(a, 4096, 50 + r, 1);
+    CK(cudaSetDevice(w));
+    CK(cudaMalloc(&b, n * 4));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    pattern<<<n / 256, 256>>>(b, n, 60 + w);
+    CK(cudaDeviceSynchronize());
+    // A peer copy, issued with the writer current and not waited for: it is
+    // ordered before the reader's next work on the legacy stream.
+    CK(cudaMemcpyPeer(a, r, b, w, n * 4));
+    CK(cudaSetDevice(r));
+    int ok = warm && read_all(a, n, 60 + w, stride) && read_all(a, 4096, 60 + w, 1);
+    snprintf(name, sizeof name, "%dto%d-copy", w, r);
+    printf("%s ok=%d\n", name, verdict(ok));
+    // An asynchronous peer copy on the writer's stream, synchronized there.
+    CK(cudaSetDevice(w));
+    pattern<<<n / 256, 256, 0, s>>>(b, n, 70 + w);
+    CK(cudaMemcpyPeerAsync(a, r, b, w, n * 4, s));
+    CK(cudaStreamSynchronize(s));
+    CK(cudaSetDevice(r));
+    ok = read_all(a, n, 70 + w, stride) && read_all(a, 4096, 70 + w, 1);
+    snprintf(name, sizeof name, "%dto%d-async", w, r);
+    printf("%s ok=%d\n", name, verdict(ok));
+    // A kernel on the writer storing into the reader's memory (peer access).
+    CK(cudaSetDevice(w));
+    cudaError_t e = cudaDeviceEnablePeerAccess(r, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();
+    else
+        CK(e);
+    pattern<<<n / 256, 256, 0, s>>>(a, n, 80 + w);
+    CK(cudaStreamSynchronize(s));
+    CK(cudaSetDevice(r));
+    ok = read_all(a, n, 80 + w, stride) && read_all(a, 4096, 80 + w, 1);
+    snprintf(name, sizeof name, "%dto%d-kernel", w, r);
+    printf("%s ok=%d\n", name, verdict(ok));
+    // The reader's memory read with the writer current, the writer's kernel
+    // rewriting it between reads (legacy stream: ordered without a sync).
+    CK(cudaSetDevice(w));
+    ok = read_all(a, 4096, 80 + w, 1) && read_all(a, 4096, 80 + w, 1);
+    pattern<<<n / 256, 256>>>(a, n, 90 + w);
+    ok &= read_all(a, n, 90 + w, stride) && read_all(a, 4096, 90 + w, 1);
+    CK(cudaSetDevice(r));
+    ok &= read_all(a, 4096, 90 + w, 1);
+    snprintf(name, sizeof name, "%dto%d-remote", w, r);
+    printf("%s ok=%d\n", name, verdict(ok));
+    CK(cudaSetDevice(w));
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(b));
+    CK(cudaSetDevice(r));
+    CK(cudaFree(a));
+}
+
+static int two_gpus()
+{
+    int count = 0, p01 = 0, p10 = 0;
+    CK(cudaGetDeviceCount(&count));
+    if (count < 2) {
+        printf("SKIP: fewer than two CUDA devices (%d)\n", count);
+        return 77;
+    }
+    CK(cudaDeviceCanAccessPeer(&p01, 0, 1));
+    CK(cudaDeviceCanAccessPeer(&p10, 1, 0));
+    if (!p01 || !p10) {
+        printf("SKIP: no peer access between devices 0 and 1 "
+               "(cudaDeviceCanAccessPeer: 0->1 %d, 1->0 %d)\n", p01, p10);
+        return 77;
+    }
+    cross(0, 1);
+    cross(1, 0);
+    return verdicts();
+}
+
 static void dma(const char *how)
 {
     const unsigned n = 1 << 14, all = 1 << 19; // 2 MiB: page-aligned, as a dma-buf must be
@@ -443,6 +538,8 @@ int main(int argc, char **argv)
     if (argc == 5 && !strcmp(argv[1], "--ipc-child"))
         return ipc_child(argv[2], atoi(argv[3]), atoi(argv[4]));
     skip_without_gpu();
+    if (argc == 2 && !strcmp(argv[1], "--two-gpus"))
+        return two_gpus();
     if (argc == 3 && !strcmp(argv[1], "--dma")) {
         dma(argv[2]);
         return verdicts();

@@ -13,6 +13,13 @@
 #                       missing from its bin/ is built (tools/build-samples.sh)
 #   GA_SAMPLES          only these samples (names, blank-separated)
 #   GA_SAMPLES_TIMEOUT  seconds a run may take (default 120)
+#   GA_SAMPLES_FEATURES the library's settings (default: every feature on; set
+#                       and empty: the defaults, no GPUACCEL_* set)
+#   GA_SAMPLES_REQUIRE=1 each sample GA_SAMPLES names must run: one missing from
+#                       the manifest, not built, failing natively or waived
+#                       (a "Waiving"/"GPUs are required" line, whatever its exit
+#                       status) fails the script, the sample's line shown
+#                       (tests/gpu/multigpu.sh: the two-GPU samples)
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu samples
 S=${GA_CUDA_SAMPLES:-}
@@ -22,7 +29,9 @@ if [ -z "$S" ] || [ ! -f "$S/SAMPLES" ]; then
 fi
 S=$(cd "$S" && pwd)
 T=${GA_SAMPLES_TIMEOUT:-120}
-ALL=$ALL_FEATURES
+ALL=${GA_SAMPLES_FEATURES-$ALL_FEATURES}
+REQUIRE=${GA_SAMPLES_REQUIRE:-0}
+required="" # under GA_SAMPLES_REQUIRE=1, why each sample that had to run did not
 build="${GA_SRC:-.}/tools/build-samples.sh"
 tab=$(printf '\t')
 
@@ -30,6 +39,11 @@ names=$(cut -f1 "$S/SAMPLES")
 if [ -n "${GA_SAMPLES:-}" ]; then
     names=$(for n in $GA_SAMPLES; do cut -f1 "$S/SAMPLES" | grep -Fx "$n" || echo "samples: $n is not in the manifest" >&2; done)
     [ -n "$names" ] || fail "GA_SAMPLES ($GA_SAMPLES) names no sample of $S/SAMPLES"
+    if [ "$REQUIRE" = 1 ]; then
+        for n in $GA_SAMPLES; do
+            cut -f1 "$S/SAMPLES" | grep -Fxq "$n" || required="$required$n: not in the manifest$(printf '\t')"
+        done
+    fi
 fi
 missing=""
 for n in $names; do [ -x "$S/bin/$n" ] || missing="$missing $n"; done
@@ -46,6 +60,10 @@ if [ -n "$missing" ]; then
 fi
 # The links to this machine's toolkit headers that NVRTC samples read.
 sh "$build" --prep "$S" || echo "samples: no links to the toolkit's headers (matrixMul_nvrtc will fail natively)"
+
+# What a sample that waives says (cuda-samples: "Waiving", EXIT_WAIVED; the
+# multi-GPU ones: "Two GPUs are required", "Two or more GPUs ... are required").
+WAIVED='waiv|gpus? (are|is) required|(two|2) or more gpus|at least (two|2) gpus|no two or more gpus'
 
 # results FILE: the lines that state a result, without timings, sorted (the
 # order of several processes' lines varies).
@@ -71,7 +89,7 @@ row() { # NAME RESULT NATIVE_S LIBRARY_S RATIO
     printf '%-30s %-13s %9s %9s %7s\n' "$@" | tee -a "$tmp/table"
 }
 
-echo "cuda-samples $(cut -c1-12 "$S/COMMIT"), timeout ${T}s a run, library features: $ALL" | tee "$tmp/table"
+echo "cuda-samples $(cut -c1-12 "$S/COMMIT"), timeout ${T}s a run, library features: ${ALL:-none set (the defaults)}" | tee "$tmp/table"
 row sample result native_s library_s ratio
 carried=0 built=0 ran=0 agreed=0 differ=0
 notes=""
@@ -85,6 +103,7 @@ for name in $names; do
         row "$name" build-fails - - -
         why=$(awk -F'\t' -v n="$name" '$1 == n {print $3}' "$S/BUILT" 2>/dev/null)
         notes="$notes$name: build-fails: ${why:-no binary}$tab"
+        required="$required$name: not built: ${why:-no binary}$tab"
         continue
     fi
     built=$((built + 1))
@@ -97,8 +116,12 @@ for name in $names; do
         row "$name" native-fails "$ns" - -
         last=$(grep -av '^[[:space:]]*$' "$tmp/n1.out" | tail -1 | cut -c1-160)
         notes="$notes$name: native-fails: $why${last:+: $last}$tab"
+        required="$required$name: failed natively: $why${last:+: $last}$tab"
         continue
     fi
+    # A sample that exits 0 although it waived (it found no second GPU, say).
+    waive=$(grep -aiE "$WAIVED" "$tmp/n1.out" | head -1 | cut -c1-160)
+    [ -z "$waive" ] || required="$required$name: waived natively (exit 0): $waive$tab"
     ran=$((ran + 1))
     rm -f "$tmp/ga.log"
     # shellcheck disable=SC2086
@@ -149,6 +172,10 @@ if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT" && cp "$tmp/table" "$OUT/samples.txt"
 fi
 [ $differ = 0 ] || fail "$differ sample(s) behaved differently under the library"
+if [ "$REQUIRE" = 1 ] && [ -n "$required" ]; then
+    echo "$required" | tr '\t' '\n' | grep . | sed 's/^/  required: /'
+    fail "GA_SAMPLES_REQUIRE=1: $(echo "$required" | tr '\t' '\n' | grep -c .) sample(s) did not run: $(echo "$required" | tr '\t' '\n' | grep . | head -1)"
+fi
 if [ $ran = 0 ]; then
     # Nothing was compared: say why (the rows above name each sample's reason).
     if [ $built = 0 ]; then
