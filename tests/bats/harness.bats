@@ -226,6 +226,20 @@ gpuaccel: streams: 9 of 10 stream creations served from kept streams' >&2"
     fails_with "no line 'pinned fence ... ok=1'"
 }
 
+@test "gather.sh: passes on the stub; a build's line dropped, or ok=0, fails it" {
+    body="$(lines 'compiled inline ok=1' 'compiled list ok=1' 'ptx inline ok=1' 'ptx list ok=1')"
+    stub "$B/tests/gpu/gather_test" "[ \"\$1\" = \"$GA_SRC/kernels/gather.ptx\" ] || exit 2
+$body"
+    gpu_script gather
+    passes
+    stub "$B/tests/gpu/gather_test" "$(echo "$body" | grep -v 'ptx list')"
+    gpu_script gather
+    fails_with "no line 'ptx list ... ok=1'"
+    stub "$B/tests/gpu/gather_test" "$(echo "$body" | sed 's/compiled list ok=1/compiled list ok=0/')"
+    gpu_script gather
+    fails_with "a check fails natively"
+}
+
 @test "staging.sh: passes with staging_prog on the fake driver; one copy's line dropped fails it" {
     # staging_test: each size by each entry point, stream order, too long, threads
     body=

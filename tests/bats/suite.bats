@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# suite.bats - bench/run-suite's verdicts, on a stub benchmark program and a
+# stub nvidia-smi (no GPU): the defaults variant runs with no GPUACCEL*
+# variable whatever the caller set, the variants' order turns every repeat,
+# and a missing digest, an exit 77 under the library or digests that differ
+# fail the suite instead of being filed as n/a or a skip.
+load helpers
+
+setup() {
+    T=$BATS_TEST_TMPDIR
+    mkdir -p "$T/bin" "$T/prog" "$T/out"
+    printf '#!/bin/sh\necho "stub GPU, 999.99"\n' >"$T/bin/nvidia-smi"
+    chmod +x "$T/bin/nvidia-smi"
+}
+
+# bench_stub BODY: bench_driver as a script that logs each run ("lib=0|1"
+# and its GPUACCEL* variables) to $T/log, runs BODY ($LIB is 1 under the
+# library, $VARS its GPUACCEL* variables), then prints a result and a digest.
+bench_stub() {
+    cat >"$T/prog/bench_driver" <<STUB
+#!/bin/sh
+case "\${LD_PRELOAD:-}" in *libgpuaccel*) LIB=1 ;; *) LIB=0 ;; esac
+VARS=\$(env | grep '^GPUACCEL' | sort | tr '\n' ' ')
+echo "lib=\$LIB \$VARS" >>"$T/log"
+$1
+echo "result driver 1.0"
+echo "digest: 0123456789abcdef"
+STUB
+    chmod +x "$T/prog/bench_driver"
+}
+
+# suite: the driver-dtoh row (a digest required, no reference), two repeats,
+# the caller's environment holding settings no variant may inherit.
+suite() {
+    run env PATH="$T/bin:$PATH" GPUACCEL=all GPUACCEL_POOL=1 "${PYTHON3:-python3}" "$GA_SRC/bench/run-suite" \
+        --lib "$GA_LIB" --bin "$T/prog" --out "$T/out" --repeats 2 --pin none --only driver-dtoh
+    echo "$output"
+}
+
+@test "run-suite: defaults run with no GPUACCEL* set, and the order turns" {
+    bench_stub ""
+    suite
+    [ "$status" -eq 0 ]
+    cat "$T/log"
+    # native, defaults, all, the feature alone: a warm-up and two repeats each
+    [ "$(wc -l <"$T/log")" -eq 12 ]
+    [ "$(grep -cx 'lib=0 ' "$T/log")" -eq 3 ]
+    [ "$(grep -cx 'lib=1 ' "$T/log")" -eq 3 ]
+    [ "$(grep -c '^lib=1 GPUACCEL=all ' "$T/log")" -eq 3 ]
+    # the warm-up starts with native, the first repeat with the defaults
+    [ "$(sed -n 1p "$T/log")" = "lib=0 " ]
+    [ "$(sed -n 5p "$T/log")" = "lib=1 " ]
+}
+
+@test "run-suite: a run with no digest line fails the row" {
+    bench_stub '[ -n "$VARS" ] || [ $LIB = 0 ] || { echo "result driver 1.0"; exit 0; }'
+    suite
+    [ "$status" -eq 1 ]
+    has_words 'no digest line (defaults)'
+}
+
+@test "run-suite: an exit 77 under the library is a failure, not a skip" {
+    bench_stub '[ $LIB = 0 ] || { echo "no GPU" >&2; exit 77; }'
+    suite
+    [ "$status" -eq 1 ]
+    has_words 'only native may skip a row'
+}
+
+@test "run-suite: a digest that differs under the library fails" {
+    bench_stub 'case "$VARS" in GPUACCEL=all*) echo "result driver 1.0"; echo "digest: 00000000000000ff"; exit 0 ;; esac'
+    suite
+    [ "$status" -eq 1 ]
+    has_words 'digests differ'
+}
