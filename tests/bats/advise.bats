@@ -175,3 +175,88 @@ SH
     [[ "$output" == *"advice: none: interrupted"* ]]
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["interrupted"] is True and d["runs"] >= 1, d' "$T/i.json"
 }
+
+# check_knob: the knob above, run as tests/corpus/advise-check.sh's stand-in: it
+# prints "digest: ..." and "phase_ms: N" (N as the knob's work_ms, kernels adding
+# KNOB_KERNELS, 30 by default, and coalesce KNOB_COALESCE, 10), and does the
+# CUDA work of mix_prog only when profiled (the profile's estimates come from it).
+make_check_knob() {
+    cat >"$T/cknob" <<'SH'
+#!/bin/sh
+case "$LD_PRELOAD" in
+*libgpuaccel*) eff=$("$GA_TOOL" env | awk '$1 ~ /^GPUACCEL_[A-Z_]+$/ {print $1 "=" $4}') ;;
+*) eff= ;;
+esac
+[ -n "${GPUACCEL_PROFILE:-}" ] && "$PROGS/mix_prog" "$PTX" >/dev/null
+ms=80
+for kv in $eff; do
+    case $kv in
+    GPUACCEL_POOL=1) ms=$((ms - 20)) ;;
+    GPUACCEL_GRAPHS=1) ms=$((ms - 20)) ;;
+    GPUACCEL_KERNELS=1) ms=$((ms + ${KNOB_KERNELS:-30})) ;;
+    GPUACCEL_COALESCE=1) ms=$((ms + ${KNOB_COALESCE:-10})) ;;
+    esac
+done
+echo "digest: 0123456789abcdef"
+echo "phase_ms: $ms"
+SH
+    chmod +x "$T/cknob"
+    printf '#!/bin/sh\necho "digest: 1"\necho "phase_ms: 80"\n' >"$T/flat"
+    chmod +x "$T/flat"
+}
+
+# check_row TABLE ID: the first line of TABLE (a file) whose first word is ID.
+check_row() {
+    awk -v id="$2" '$1 == id {print; exit}' "$1"
+}
+
+@test "tests/corpus/advise-check.sh: the pick against every subset of what paid, and each estimate" {
+    command -v python3 >/dev/null || skip "no python3"
+    make_check_knob
+    export PROGS PTX
+    # good: kernels and coalesce cost nothing, so advise's pick (all) is the best
+    # subset ({graphs,pool}, 40); flat: nothing changes it, native is the pick;
+    # bad: not asked for (GA_ADVISE_ONLY)
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob;flat $T/flat;bad $T/cknob" \
+        GA_ADVISE_ONLY="good flat" GA_ADVISE_BUDGET=8 OUT="$T/out" \
+        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    t="$T/out/advise-check-good-flat.txt"
+    [ "$(check_row "$t" good)" = "$(echo "$output" | awk '$1 == "good" {print; exit}')" ]
+    no_line '^bad '
+    read -r -a g <<<"$(check_row "$t" good)"
+    [ "${g[1]}" = all ]
+    [ "${g[2]}" = "2.00x(2.00-2.00)" ]
+    [ "${g[3]}" = graphs,pool ]
+    [ "${g[4]}" = "{graphs,pool}" ]
+    [ "${g[5]}" = 40.00 ]
+    [ "${g[6]}" = 40.00 ]
+    [ "${g[7]}" = 1.000 ]
+    [ "${g[8]}" = yes ]
+    [ "${g[10]}" = yes ]
+    [ "${g[11]}" = 5/5 ]
+    read -r -a f <<<"$(check_row "$t" flat)"
+    [ "${f[1]}" = native ]
+    [ "${f[8]}" = yes ]
+    [ "${f[10]}" = yes ]
+    # the estimates: every opportunity of the profile, pool measured in the rounds
+    [ "$(grep -c '^good ' "$t")" -eq 12 ]
+    grep -Eq '^good +pool +[a-z]+ +[0-9.]+ +20\.00 +rounds\(5\) ' "$t"
+    grep -Eq '^good +tune +unknown .* n/a: no estimate' "$t"
+    [ -s "$T/out/advise-check/good/pick.conf" ]
+    [ -s "$T/out/advise-check/good/profile.json" ]
+    [ "$(grep -c '^[0-9]' "$T/out/advise-check/good/rounds.txt")" -eq 30 ]
+    # bad: kernels cost 30, and advise (the profile saw nothing for kernels to act
+    # on) does not find {graphs,pool}; a budget of 1 s leaves one round, said so
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+        GA_ADVISE_PROGRAMS="bad $T/cknob" GA_ADVISE_BUDGET=1 sh "$GA_SRC/tests/corpus/advise-check.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"# bad: 1 exhaustive round of 5: "* ]]
+    read -r -a b <<<"$(echo "$output" | awk '$1 == "bad" {print; exit}')"
+    [ "${b[4]}" = "{graphs,pool}" ]
+    [ "${b[8]}" = no ]
+    [ "${b[11]}" = 1/5 ]
+}

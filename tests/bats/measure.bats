@@ -84,6 +84,7 @@ PY
     run ga ab -r 1 -- sh -c 'kill -SEGV $$'
     [ "$status" -eq 1 ]
     [[ "$output" == *"native run of 'sh' failed (killed by SIGSEGV"* ]]
+    no_line 'exit status 139([^0-9]|$)'
     run ga ab -r 1 -- sh -c 'exit 3'
     [ "$status" -eq 1 ]
     [[ "$output" == *"failed (exit status 3)"* ]]

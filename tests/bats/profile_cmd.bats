@@ -72,6 +72,7 @@ signalled() {
     [ "$status" -eq 139 ]
     [[ "$output" == *"wait_prog was killed by SIGSEGV"* ]]
     [[ "$output" != *"no CUDA call"* ]]
+    no_line 'exit status 139([^0-9]|$)'
     [ ! -e "$T/c.json" ]
     [ ! -e "$T/c.4242.json.tmp" ]
     [ -e "$T/c.other.json.tmp" ]
