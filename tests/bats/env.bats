@@ -69,8 +69,15 @@ warns() { # EXPECTED-TEXT VAR=VALUE...
         [ "$status" -eq 0 ]
         no_line '^gpuaccel: warning'
     done
-    run env GPUACCEL_POOL_LIMIT=0 "$GA_BUILD/tools/gpuaccel" env --check
-    [ "$status" -eq 0 ]
+    # env --check takes each alike: no problem and no hint, the 0 in effect
+    for v in GPUACCEL_POOL_LIMIT GPUACCEL_PINNED_LIMIT GPUACCEL_ASYNC_POOL_LIMIT; do
+        run env "$v=0" "$GA_BUILD/tools/gpuaccel" env --check
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo "$output" | awk -v v="$v" '$1 == v { print $3 "," $4 }')" = "0,0" ]
+        [ "$(echo "$output" | sed -n '$p')" = "no problems" ]
+        no_line '^(problem|note|hint|warning)'
+    done
 }
 @test "sizes with a fraction and a unit: 1.5G is taken, 1.5 bytes is not" {
     local line
@@ -80,6 +87,22 @@ warns() { # EXPECTED-TEXT VAR=VALUE...
     has_words '1.5G' "$line"
     has_words '1536M' "$line"
     check_bad GPUACCEL_COALESCE_MAX 1.5 "a byte count"
+}
+@test "G, GB and GiB are one unit, with a whole number or a fraction alike" {
+    # effective VALUE: what env --check takes GPUACCEL_PINNED_LIMIT=VALUE as
+    effective() {
+        run env GPUACCEL_PINNED_LIMIT="$1" "$GA_BUILD/tools/gpuaccel" env --check
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo "$output" | sed -n '$p')" = "no problems" ]
+        [ "$(echo "$output" | awk '$1 == "GPUACCEL_PINNED_LIMIT" { print $4 }')" = "$2" ]
+    }
+    local v
+    for v in 50G 50GB 50GiB 50g 50gb; do effective "$v" 50G; done
+    for v in 1.5G 1.5GB 1.5GiB 1.5g; do effective "$v" 1536M; done
+    effective 1536M 1536M
+    effective 1.5MB 1536K
+    check_bad GPUACCEL_POOL_LIMIT 1.5 "a byte count"
 }
 @test "GPUACCEL_CONFIG naming a directory says so" {
     warns "GPUACCEL_CONFIG=$BATS_TEST_TMPDIR: cannot read the file (Is a directory)" \

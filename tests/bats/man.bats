@@ -104,3 +104,22 @@ assert not missing, "not in gpuaccel-profile(5): %s" % missing
 assert "job" in prof and merged["processes"][0]["rank"] == 1
 PY
 }
+
+@test "gpuaccel(1) lists every feature, the defaults marked as the library has them" {
+    # the features DESCRIPTION names: NAME, and NAME* when its text says on by default
+    listed=$(sed -n '/^\.SH DESCRIPTION/,/^\.SH COMMANDS/p' "$GA_BUILD/man/gpuaccel.1" | awk '
+        inparen { if (index($0, "*")) star = 1; if (index($0, ")")) { print name (star ? "*" : ""); inparen = 0 }; next }
+        /^\.B [a-z_]+$/ { name = $2; next }
+        name != "" && /^\(/ { inparen = 1; star = index($0, "*") > 0
+                              if (index($0, ")")) { print name (star ? "*" : ""); inparen = 0 }; next }
+        { name = "" }' | sort)
+    on=$("$GA_BUILD/tools/gpuaccel" env --check | sed -n 's/^features on by default (GPUACCEL=safe): //p')
+    want=$(sed -n 's/^GA_FEATURE(\([a-z_]*\), \(GPUACCEL_[A-Z_]*\), 1)$/\1 \2/p' \
+        "$GA_SRC/src/features/features.def" | while read -r name var; do
+            case " $on " in *" $var "*) echo "$name*" ;; *) echo "$name" ;; esac
+        done | sort)
+    echo "page: $listed"
+    echo "want: $want"
+    [ "$(echo "$want" | wc -l)" -eq 10 ]
+    [ "$listed" = "$want" ]
+}
