@@ -186,9 +186,10 @@ bool readable(const char *p)
 }
 
 /* `lib` (--lib), $GPUACCEL_LIB, then a build tree's (.libs beside this
- * executable or one level up), then where `make install` put it (the
- * configured libdir, a multiarch one included), then an installed tree moved
- * elsewhere (bin/../lib). */
+ * executable or one level up), then this command's own installed tree
+ * (bin/../lib: a tree moved elsewhere, which must not pick up another
+ * install's library), then where `make install` put it (the configured
+ * libdir, a multiarch one included). */
 int find_library(const char *lib, char *out, size_t cap)
 {
     const char *given = lib ? lib : getenv("GPUACCEL_LIB");
@@ -206,7 +207,7 @@ int find_library(const char *lib, char *out, size_t cap)
     *slash = '\0';
     /* Absolute candidates start with '/'; the rest are relative to exe. */
     static const char *const rel[] = {".libs/libgpuaccel.so", "../.libs/libgpuaccel.so",
-                                      GA_LIBDIR "/libgpuaccel.so.1", "../lib/libgpuaccel.so.1"};
+                                      "../lib/libgpuaccel.so.1", GA_LIBDIR "/libgpuaccel.so.1"};
     char tried[4 * PATH_MAX] = "";
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char cand[2 * PATH_MAX];
