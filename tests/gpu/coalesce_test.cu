@@ -418,12 +418,17 @@ static void peer()
     CK(cudaFree(a));
 }
 
+// One --two-gpus check line: "<W>to<R>-<what> ok=0|1".
+static void cross_check(int w, int r, const char *what, int ok)
+{
+    printf("%dto%d-%s ok=%d\n", w, r, what, verdict(ok));
+}
+
 // --two-gpus: device W rewrites memory of device R between 4-byte reads of it
 // on R (each read twice first, so that windows hold it); every read checked.
 static void cross(int r, int w)
 {
     const unsigned n = 1 << 16, stride = 97;
-    char name[32];
     unsigned *a, *b;
     cudaStream_t s;
     CK(cudaSetDevice(r));
@@ -441,8 +446,7 @@ static void cross(int r, int w)
     CK(cudaMemcpyPeer(a, r, b, w, n * 4));
     CK(cudaSetDevice(r));
     int ok = warm && read_all(a, n, 60 + w, stride) && read_all(a, 4096, 60 + w, 1);
-    snprintf(name, sizeof name, "%dto%d-copy", w, r);
-    printf("%s ok=%d\n", name, verdict(ok));
+    cross_check(w, r, "copy", ok);
     // An asynchronous peer copy on the writer's stream, synchronized there.
     CK(cudaSetDevice(w));
     pattern<<<n / 256, 256, 0, s>>>(b, n, 70 + w);
@@ -450,8 +454,7 @@ static void cross(int r, int w)
     CK(cudaStreamSynchronize(s));
     CK(cudaSetDevice(r));
     ok = read_all(a, n, 70 + w, stride) && read_all(a, 4096, 70 + w, 1);
-    snprintf(name, sizeof name, "%dto%d-async", w, r);
-    printf("%s ok=%d\n", name, verdict(ok));
+    cross_check(w, r, "async", ok);
     // A kernel on the writer storing into the reader's memory (peer access).
     CK(cudaSetDevice(w));
     cudaError_t e = cudaDeviceEnablePeerAccess(r, 0);
@@ -463,8 +466,7 @@ static void cross(int r, int w)
     CK(cudaStreamSynchronize(s));
     CK(cudaSetDevice(r));
     ok = read_all(a, n, 80 + w, stride) && read_all(a, 4096, 80 + w, 1);
-    snprintf(name, sizeof name, "%dto%d-kernel", w, r);
-    printf("%s ok=%d\n", name, verdict(ok));
+    cross_check(w, r, "kernel", ok);
     // The reader's memory read with the writer current, the writer's kernel
     // rewriting it between reads (legacy stream: ordered without a sync).
     CK(cudaSetDevice(w));
@@ -473,8 +475,7 @@ static void cross(int r, int w)
     ok &= read_all(a, n, 90 + w, stride) && read_all(a, 4096, 90 + w, 1);
     CK(cudaSetDevice(r));
     ok &= read_all(a, 4096, 90 + w, 1);
-    snprintf(name, sizeof name, "%dto%d-remote", w, r);
-    printf("%s ok=%d\n", name, verdict(ok));
+    cross_check(w, r, "remote", ok);
     CK(cudaSetDevice(w));
     CK(cudaStreamDestroy(s));
     CK(cudaFree(b));
