@@ -13,7 +13,7 @@
     R(GPUACCEL_STAGING_MIN, "1", "")                                                     \
     X(GPUACCEL_STAGING_CHUNK, SIZE, staging_chunk, "8M", "GPUACCEL_STAGING",             \
       "largest piece staged at a time, bytes, rounded up to a multiple of 4K (4 pinned " \
-      "buffers of it per engine)")                                                       \
+      "buffers of up to it per engine, grown with the pageable bytes copied)")          \
     R(GPUACCEL_STAGING_CHUNK, "64K", "1G")                                               \
     X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",          \
       "threads that copy host memory, the caller included; 0: three quarters of the "    \

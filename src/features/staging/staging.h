@@ -14,7 +14,14 @@ typedef struct ga_staging_stats {
                             * the driver would refuse, or a stream of another context */
     uint64_t busy;         /* every engine in use (or tied to another context) */
     uint64_t fallbacks;    /* staging failed before the first chunk: the driver's own copy */
+    uint64_t early;        /* left to the driver: too little pageable traffic yet to pay
+                            * for a ring */
+    uint64_t traffic;      /* bytes of the copies staging could serve, staged or not */
 } ga_staging_stats_t;
 void ga_staging_stats(ga_staging_stats_t *s);
+
+/* The slot size a ring may have after t bytes of pageable traffic (0: no
+ * ring yet), for a largest chunk of max bytes. */
+size_t ga_staging_ring_chunk(size_t max, uint64_t t);
 
 #endif

@@ -51,7 +51,8 @@ static uint64_t q_done, q_next; /* copies [q_done, q_next) still in flight */
 static unsigned t_native, t_async, t_event_syncs, t_pinned, t_unsafe;
 static CUstream t_streams[256]; /* the stream of each asynchronous copy since reset */
 static int t_fail_async = -1;   /* the async copy (counted from 0) that fails */
-static bool t_fail_pinned;
+static bool t_fail_pinned, t_fail_register;
+static unsigned t_registered, t_unregistered;
 
 static void complete_locked(uint64_t upto)
 {
@@ -227,6 +228,43 @@ static CUresult t_host_alloc(void **pp, size_t n, unsigned flags)
     return r;
 }
 
+/* Registration: the library's own pages (mmap), recorded as a ring. */
+static CUresult t_host_register(void *p, size_t n, unsigned flags)
+{
+    pthread_mutex_lock(&q_lock);
+    t_unsafe += stub_capturing;
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!t_fail_pinned && !t_fail_register && n_rings < 64 &&
+        flags == CU_MEMHOSTREGISTER_PORTABLE) {
+        memset(p, 0x5a, n); /* the pages are ours to use */
+        t_pinned++, t_registered++;
+        rings[n_rings].p = p, rings[n_rings++].n = n;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&q_lock);
+    return r;
+}
+
+static CUresult t_host_unregister(void *p)
+{
+    pthread_mutex_lock(&q_lock);
+    CUresult r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    for (unsigned i = 0; i < n_rings; i++)
+        if (rings[i].p == p) {
+            /* its queued DMAs must be done: unregistering under them is a bug */
+            if (q_done != q_next) {
+                r = CUDA_ERROR_ILLEGAL_STATE;
+                break;
+            }
+            rings[i] = rings[--n_rings];
+            t_unregistered++;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&q_lock);
+    return r;
+}
+
 static CUresult t_memcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
@@ -258,6 +296,8 @@ static void install(void)
         {GA_ID_cuEventSynchronize, (void *)t_event_sync},
         {GA_ID_cuEventQuery, (void *)t_event_query},
         {GA_ID_cuMemHostAlloc, (void *)t_host_alloc},
+        {GA_ID_cuMemHostRegister_v2, (void *)t_host_register},
+        {GA_ID_cuMemHostUnregister, (void *)t_host_unregister},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         rt.drv.fn[fns[i].id] = fns[i].fn;
@@ -321,10 +361,23 @@ static unsigned natives(void)
 static CUdeviceptr dev;                 /* DEV bytes of device memory */
 static unsigned char *host, *expect;    /* pageable, DEV + 64 bytes each */
 
+static bool round_trip_at(int v, size_t n, size_t ho, size_t dof, bool count);
+
+/* A round trip whose bytes are checked but not whether it was staged. */
+static bool round_trip_unchecked(int v, size_t n)
+{
+    return round_trip_at(v, n, 0, 0, false);
+}
+
 /* One copy each way of n bytes at host offset ho and device offset dof,
  * through variant v: right bytes, nothing around them touched, and staged
  * exactly when n reaches the threshold. */
 static bool round_trip(int v, size_t n, size_t ho, size_t dof)
+{
+    return round_trip_at(v, n, ho, dof, true);
+}
+
+static bool round_trip_at(int v, size_t n, size_t ho, size_t dof, bool count)
 {
     bool ok = true;
     ga_staging_stats_t s0 = stats();
@@ -346,12 +399,84 @@ static bool round_trip(int v, size_t n, size_t ho, size_t dof)
     ok &= memcmp(host, expect, DEV + 64) == 0; /* filled on return: no sync */
     ga_staging_stats_t s1 = stats();
     bool staged = n >= MIN;
-    ok &= s1.htod - s0.htod == (staged ? 1u : 0u) && s1.dtoh - s0.dtoh == (staged ? 1u : 0u);
-    ok &= natives() - nat0 == (staged ? 0u : 2u);
+    if (count) {
+        ok &= s1.htod - s0.htod == (staged ? 1u : 0u) && s1.dtoh - s0.dtoh == (staged ? 1u : 0u);
+        ok &= natives() - nat0 == (staged ? 0u : 2u);
+    }
     if (!ok)
         fprintf(stderr, "round trip failed: variant %d, %zu bytes, host +%zu, device +%zu\n", v, n,
                 ho, dof);
     return ok;
+}
+
+static void contexts_gone(void)
+{
+    GA_EACH(ctx_gone, &rt, stub_current); /* rings forgotten: the next copy makes one */
+    pthread_mutex_lock(&q_lock);
+    n_rings = 0; /* the context took them along (our pages are unmapped) */
+    pthread_mutex_unlock(&q_lock);
+}
+
+/* The slot size allowed by the traffic: none below 4 MiB (four 64 KiB
+ * slots, a sixteenth of it), powers of two up to the largest chunk. */
+static void ring_follows_traffic(void)
+{
+    const size_t M = 1 << 20, K = 1 << 10;
+    CHECK(ga_staging_ring_chunk(8 * M, 0) == 0 && ga_staging_ring_chunk(8 * M, 4 * M - 1) == 0);
+    CHECK(ga_staging_ring_chunk(8 * M, 4 * M) == 64 * K);
+    CHECK(ga_staging_ring_chunk(8 * M, 8 * M) == 128 * K);
+    CHECK(ga_staging_ring_chunk(8 * M, 80 * M) == M);          /* one RISC Zero proof */
+    CHECK(ga_staging_ring_chunk(8 * M, 512 * M) == 8 * M);
+    CHECK(ga_staging_ring_chunk(8 * M, (uint64_t)1 << 40) == 8 * M);
+    CHECK(ga_staging_ring_chunk(64 * K, 4 * M) == 64 * K);
+    CHECK(ga_staging_ring_chunk(12 * M + 4 * K, 1024 * M) == 12 * M + 4 * K);
+    CHECK(ga_staging_ring_chunk(12 * M + 4 * K, 700 * M) == 8 * M);
+}
+
+/* A fresh process: its first copies go to the driver (counted as early)
+ * until its pageable traffic pays for a ring of 64 KiB slots; then they are
+ * staged, in our own registered pages. */
+static void first_copies_go_to_the_driver(void)
+{
+    unsigned pinned = t_pinned, copies = 0;
+    ga_staging_stats_t s0 = stats();
+    unsigned nat0 = natives();
+    while (stats().htod + stats().dtoh == s0.htod + s0.dtoh && copies < 64) {
+        CHECK(round_trip_unchecked(0, DEV / 2));
+        copies++;
+    }
+    ga_staging_stats_t s1 = stats();
+    /* 1 MiB each way a round trip: 4 MiB reached in the second (its download) */
+    CHECK(copies == 2 && s1.early - s0.early == 3 && natives() - nat0 == 3);
+    CHECK(s1.dtoh - s0.dtoh == 1 && t_pinned == pinned + 1 && t_registered == 1);
+}
+
+/* As the traffic grows the ring is made again with larger slots: when four
+ * times its slot fits, or the largest chunk does; the old one unregistered
+ * only after its DMAs are done (the stub refuses otherwise). From 4 MiB of
+ * traffic (the test before), with a largest chunk of 1 MiB: 64 KiB slots,
+ * 256 KiB ones at 16 MiB, 1 MiB ones at 64 MiB. Every copy right and staged. */
+static void ring_grows_with_traffic(void)
+{
+    CHECK(stats().traffic == 4u << 20);
+    rt.cfg.staging_chunk = 1 << 20;
+    unsigned pinned = t_pinned, unreg = t_unregistered;
+    /* uploads queued behind each other on one stream, none waited for: the
+     * one that reaches 16 MiB finds the ring's DMAs in flight */
+    fill_random(host, DEV, &rng_state);
+    for (unsigned i = 0; i < 14; i++)
+        CHECK(htod(2, dev + (i % 2) * (DEV / 2), host + (i % 2) * (DEV / 2), DEV / 2) ==
+              CUDA_SUCCESS);
+    device_sync();
+    CHECK(memcmp((void *)(uintptr_t)dev, host, DEV) == 0);
+    CHECK(t_pinned - pinned == 1 && t_unregistered - unreg == 1);
+    bool ok = true;
+    for (unsigned i = 0; i < 25; i++)
+        ok &= round_trip(i % 4, DEV / 2, i, i % 2);
+    CHECK(ok && stats().traffic == 68u << 20);
+    CHECK(t_pinned - pinned == 2 && t_unregistered - unreg == 2);
+    rt.cfg.staging_chunk = CHUNK;
+    contexts_gone(); /* the tests after this expect slots of CHUNK bytes */
 }
 
 static void exact_at_every_size(void)
@@ -501,7 +626,7 @@ static void bad_device_ranges_get_the_drivers_error(void)
  * copy. A DMA error later on: its code, and the next copies are right. */
 static void errors(void)
 {
-    GA_EACH(ctx_gone, &rt, stub_current); /* rings forgotten: the next copy makes one */
+    contexts_gone();
     t_fail_pinned = true;
     ga_staging_stats_t s0 = stats();
     unsigned nat0 = natives();
@@ -513,8 +638,15 @@ static void errors(void)
     CHECK(s1.fallbacks - s0.fallbacks == 2 && s1.htod == s0.htod && s1.dtoh == s0.dtoh &&
           natives() == nat0 + 2);
     t_fail_pinned = false;
-    unsigned pinned = t_pinned;
+    unsigned pinned = t_pinned, registered = t_registered;
     CHECK(round_trip(2, 4 * CHUNK, 1, 0) && t_pinned == pinned + 1);
+    CHECK(t_registered == registered + 1);
+    /* no registration to be had: cuMemHostAlloc's memory serves */
+    contexts_gone();
+    t_fail_register = true;
+    CHECK(round_trip(2, 4 * CHUNK, 1, 0) && round_trip(0, 5 * CHUNK + 3, 3, 5));
+    CHECK(t_pinned == pinned + 2 && t_registered == registered + 1);
+    t_fail_register = false;
 
     device_sync();
     t_fail_async = (int)t_async; /* the first DMA */
@@ -650,6 +782,9 @@ int main(void)
         return 1;
 
     int before = threads_running();
+    ring_follows_traffic();
+    first_copies_go_to_the_driver();
+    ring_grows_with_traffic();
     exact_at_every_size();
     CHECK(threads_running() >= before + 3); /* the crew: 4 threads copy, the caller included */
     dmas_on_the_programs_stream();
