@@ -19,11 +19,10 @@
 /* Estimates, from measurements on an H200 (driver 580): what each feature's
  * replacement costs. */
 #define COALESCED_READ_NS 500u /* a read served from the library's window */
-#define POOLED_PAIR_NS 2000u   /* an allocation and free served from the cache */
+#define POOLED_OP_NS 1000u     /* an allocation or a free served from the cache */
 #define GRAPH_NODE_NS 2500u    /* most a graph saves per replayed launch */
 #define LAUNCH_FLOOR_NS 1000u  /* what a launch costs even in a graph */
 #define LONG_KERNEL_NS 20000u  /* kernels this long hide their launch cost */
-#define PINNED_BYTES_PER_NS 50u /* page-locked copies, ~50 GB/s: when none was measured */
 #define STREAM_QUERY_NS 1000u   /* what handing out a kept stream costs (a cuStreamQuery) */
 #define BUSIEST 3               /* kernels named in the kernels estimate */
 
@@ -45,9 +44,6 @@ void ga_prof_summarize(summary_t *s)
     s->small_ns = ga_prof->copies[GA_COPY_DTOH][0].ns;
     s->follow_n = ga_prof->follow.n;
     s->follow_ns = ga_prof->follow.ns;
-    s->pairs = ga_prof->mem.count < ga_prof->mem.frees ? ga_prof->mem.count : ga_prof->mem.frees;
-    s->pair_ns = per(ga_prof->mem.ns, ga_prof->mem.count) +
-                 per(ga_prof->mem.free_ns, ga_prof->mem.frees);
     static const ga_id_t launch_ids[] = {GA_ID_cuLaunchKernel, GA_ID_cuLaunchKernel_ptsz,
                                          GA_ID_cuLaunchKernelEx, GA_ID_cuLaunchKernelEx_ptsz};
     for (size_t i = 0; i < GA_ARRAY_LEN(launch_ids); i++) {
@@ -133,10 +129,19 @@ static void opp_coalesce_mirrors(const summary_t *s, opp_t *op, ga_out_t *w)
     o_gain(w, op, "mirrors could save, before that cost,", mmean <= COALESCED_READ_NS);
 }
 
+/* A block cache serves an allocation only where a block of its size was
+ * freed before (churn: exact sizes, so at least what the cache would serve),
+ * and takes every free without the driver. So it saves those allocations'
+ * time and the frees' time, less its own cost for each. (Counting every
+ * allocation and free as saved once estimated 11.6 ms for sppark's NTTs, where
+ * the pool alone gained nothing: none of its sizes came back.) */
 static void opp_pool(const summary_t *s, opp_t *op, ga_out_t *w)
 {
-    op->acts_on = s->pairs;
-    op->saving_ns = s->pairs * (s->pair_ns > POOLED_PAIR_NS ? s->pair_ns - POOLED_PAIR_NS : 0);
+    uint64_t churn = ga_prof->mem.churn, frees = ga_prof->mem.frees;
+    uint64_t spent = ga_prof->mem.churn_ns + ga_prof->mem.free_ns;
+    uint64_t own = (churn + frees) * POOLED_OP_NS;
+    op->acts_on = churn + frees;
+    op->saving_ns = spent > own ? spent - own : 0;
     if (!ga_prof->mem.count) {
         op->verdict = V_NO;
         ga_out_s(w, "no cuMemAlloc calls");
@@ -145,15 +150,16 @@ static void opp_pool(const summary_t *s, opp_t *op, ga_out_t *w)
     op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
     ga_out_count(w, ga_prof->mem.count);
     ga_out_s(w, ga_prof->mem.count == 1 ? " allocation, " : " allocations, ");
-    ga_out_count(w, ga_prof->mem.frees);
-    ga_out_s(w, " frees, ~"), ga_out_dur(w, s->pair_ns), ga_out_s(w, " a pair, churn ");
-    ga_out_count(w, ga_prof->mem.churn);
-    if (!ga_prof->mem.frees) {
+    ga_out_count(w, frees), ga_out_s(w, " frees (~"), ga_out_dur(w, ga_prof->mem.free_ns);
+    ga_out_s(w, "); "), ga_out_count(w, churn);
+    ga_out_s(w, " of a size freed before (~"), ga_out_dur(w, ga_prof->mem.churn_ns);
+    ga_out_s(w, "), which a block cache would serve");
+    if (!frees) {
         op->verdict = V_NO;
         ga_out_s(w, ": nothing is freed, so nothing would be reused");
         return;
     }
-    o_gain(w, op, "a block cache could save", s->pair_ns <= POOLED_PAIR_NS);
+    o_gain(w, op, "it could save", spent <= own);
 }
 
 static void opp_graphs(const summary_t *s, opp_t *op, ga_out_t *w)
@@ -290,18 +296,43 @@ static void opp_pinned(const summary_t *s, opp_t *op, ga_out_t *w)
  * at a few GB/s; staged through page-locked buffers they approach a DMA from
  * page-locked memory: the bandwidth measured on this program's large
  * page-locked copies, or ~50 GB/s (assumed) where it made none. */
+/* What staging takes for a pageable copy, fitted to the pageable rows on an
+ * H200 with the defaults (bench/results/NVIDIA-H200-x4, d0c81f8): a fixed
+ * cost (its driver calls, the helpers' wake-up, the wait for the last DMA),
+ * a rate up to 1 MiB (where its chunks ramp up) and one beyond. Host to
+ * device: 64 KiB 20.2 us, 1 MiB 50.3 us, 64 MiB 1.78 ms; device to host:
+ * 64 KiB 19.4 us, 1 MiB 80.2 us, beyond ~47 GB/s (an H100 host, 64 MiB). A
+ * flat 50 GB/s once estimated 78.6 ms for sppark's copies, where staging
+ * gained 54.1 ms. */
+static const struct {
+    uint64_t fixed_ns, ramp_ns_mib, bulk_ns_mib;
+} STAGED[2] = {{19000, 32000, 27500}, {15500, 62000, 21000}};
+
+/* count copies of `bytes` in all, in direction d, taken at their mean size. */
+static uint64_t staged_ns(unsigned d, uint64_t count, uint64_t bytes)
+{
+    const uint64_t mib = 1 << 20;
+    if (!count)
+        return 0;
+    uint64_t mean = bytes / count, ramp = mean < mib ? mean : mib;
+    double one = (double)STAGED[d].fixed_ns + (double)ramp * STAGED[d].ramp_ns_mib / mib +
+                 (double)(mean - ramp) * STAGED[d].bulk_ns_mib / mib;
+    return (uint64_t)(one * (double)count);
+}
+
 static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
 {
     const acc_t *pg[2] = {&ga_prof->large[0][0], &ga_prof->large[1][0]};
     uint64_t pin_bytes = ga_prof->large[0][1].bytes + ga_prof->large[1][1].bytes;
     uint64_t pin_ns = ga_prof->large[0][1].ns + ga_prof->large[1][1].ns;
-    bool measured = pin_bytes && pin_ns;
     uint64_t n = pg[0]->count + pg[1]->count, bytes = pg[0]->bytes + pg[1]->bytes;
-    uint64_t ns = pg[0]->ns + pg[1]->ns, at_bw = 0;
+    uint64_t ns = pg[0]->ns + pg[1]->ns, staged = 0;
     for (unsigned d = 0; d < 2; d++) {
-        uint64_t t = measured ? (uint64_t)((double)pg[d]->bytes * pin_ns / pin_bytes)
-                              : pg[d]->bytes / PINNED_BYTES_PER_NS;
-        at_bw += t;
+        uint64_t t = staged_ns(d, pg[d]->count, pg[d]->bytes);
+        /* never faster than the program's own page-locked copies ran */
+        if (pin_bytes && pin_ns && (double)pg[d]->bytes * pin_ns / pin_bytes > (double)t)
+            t = (uint64_t)((double)pg[d]->bytes * pin_ns / pin_bytes);
+        staged += t;
         op->saving_ns += pg[d]->ns > t ? pg[d]->ns - t : 0;
     }
     op->acts_on = n;
@@ -313,12 +344,8 @@ static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
     }
     ga_out_count(w, n), ga_out_s(w, " pageable copies of "), ga_out_bytes(w, ga_prof->large_min);
     ga_out_s(w, " or more ("), ga_out_bytes(w, bytes), ga_out_s(w, ") took ~"), ga_out_dur(w, ns);
-    ga_out_s(w, "; at the page-locked bandwidth (");
-    if (measured)
-        ga_out_fixed(w, pin_bytes, pin_ns, 1), ga_out_s(w, " GB/s, measured on its page-locked copies");
-    else
-        ga_out_s(w, "~50 GB/s, assumed: no page-locked copy that large was made");
-    ga_out_s(w, ") they would take ~"), ga_out_dur(w, at_bw);
+    ga_out_s(w, "; staged they would take ~"), ga_out_dur(w, staged);
+    ga_out_s(w, " (staging's rates measured on an H200 host, at these copies' mean size)");
     o_gain(w, op, "staging could save", false);
 }
 

@@ -176,7 +176,7 @@ typedef struct prof {
     struct {
         uint64_t count, bytes, ns, failed, failed_ns;
         uint64_t frees, free_bytes, free_ns, frees_unknown;
-        uint64_t live, peak, churn, untracked;
+        uint64_t live, peak, churn, churn_ns, untracked;
     } mem;
     /* Large copies (staging's threshold or more) by the host memory's kind:
      * [htod, dtoh][pageable, page-locked]. */
@@ -287,7 +287,7 @@ enum {
 };
 
 typedef struct summary {
-    uint64_t wall, small_n, small_ns, follow_n, follow_ns, pairs, pair_ns, launch_calls, launch_ns;
+    uint64_t wall, small_n, small_ns, follow_n, follow_ns, launch_calls, launch_ns;
     uint64_t seq_nodes, seq_count, gpu_ns, timed;
 } summary_t;
 

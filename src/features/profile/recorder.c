@@ -198,6 +198,7 @@ void ga_profile_alloc(CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r)
         if (f->size == bytes && f->n) { /* freed earlier, asked for again */
             f->n--;
             ga_prof->mem.churn++;
+            ga_prof->mem.churn_ns += ns;
         }
         live_add(p, bytes);
     }

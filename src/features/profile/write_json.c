@@ -67,6 +67,7 @@ static void json_mem(ga_out_t *o)
     ga_out_ku(o, "live_bytes", ga_prof->mem.live);
     ga_out_ku(o, "peak_live_bytes", ga_prof->mem.peak);
     ga_out_ku(o, "churn", ga_prof->mem.churn);
+    ga_out_ku(o, "churn_ns", ga_prof->mem.churn_ns);
     ga_out_ku(o, "stream_ordered", ga_prof->apool.n);
     ga_out_ku(o, "stream_ordered_ns", ga_prof->apool.ns);
     ga_out_ku(o, "stream_ordered_regrown", ga_prof->apool.regrown);
