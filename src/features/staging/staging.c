@@ -80,6 +80,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -109,9 +110,27 @@
  * not), so ring-making costs at most a few percent of what the driver would
  * have spent on that traffic; until the first ring fits (4 slots of 64 KiB:
  * 4 MiB of traffic) copies go to the driver. A ring is made again, larger,
- * when four times its chunk fits, or the largest chunk does. */
+ * when four times its chunk fits, or the largest chunk does: its pages are
+ * made ready by a thread of its own (prep_t) while the copies go on through
+ * the ring there, so a larger ring costs the copies only its registration,
+ * and may take a quarter of the traffic (PREP_SHARE). Populating the pages
+ * (the kernel zeroing them) is most of a ring's cost: 9.6-10 ms of 11.4-13.4
+ * ms for 32 MiB on that host, registering them 1.8-3.4 ms (cuMemHostAlloc:
+ * 15-19 ms). Made in the copy's own thread instead, the growth of the rings
+ * cost sppark's NTTs (600 MiB of copies after a small warm-up) 13 ms of a
+ * 37 ms phase. */
 enum { N_ENGINES = 4, N_SLOTS = 4, MIN_CHUNK = 64 << 10, MAX_THREADS = 64 };
-enum { RING_SHARE = 16, GROW = 4 };
+enum { RING_SHARE = 16, PREP_SHARE = 4, GROW = 4 };
+
+/* A larger ring's pages, made by a thread of their own: populated, never
+ * inherited by a child, not yet registered (no driver call is made off the
+ * program's threads). The thread owns `mem` until it publishes `state`. */
+enum { PREP_IDLE, PREP_RUNNING, PREP_READY, PREP_OFF };
+typedef struct prep {
+    _Atomic int state;
+    size_t chunk;        /* the slot size the pages are for (set before RUNNING) */
+    void *mem;           /* READY: N_SLOTS * chunk bytes */
+} prep_t;
 
 typedef struct slot {
     char *host;       /* in the engine's pinned ring */
@@ -134,6 +153,7 @@ typedef struct engine {
     size_t chunk;        /* each slot's size: the ring is N_SLOTS of them */
     slot_t slot[N_SLOTS];
     unsigned next;       /* the slot the next chunk takes */
+    prep_t prep;         /* a larger ring's pages, on the way (state: atomic) */
     ga_crew_t crew;
 } engine_t;
 
@@ -150,6 +170,7 @@ static unsigned helpers_wanted; /* copy threads but the caller: set at init */
 /* Bytes of pageable copies staging could serve, staged or not: rings grow with it. */
 static _Atomic uint64_t traffic;
 static _Atomic uint64_t n_htod, n_dtoh, n_bytes, n_declined, n_busy, n_fallbacks, n_early;
+static _Atomic uint64_t n_grown; /* rings made again, larger */
 
 /* ---- the settings --------------------------------------------------------------- */
 
@@ -332,27 +353,34 @@ static void release(engine_t *e)
     pthread_mutex_unlock(&lock);
 }
 
+/* Pages for a ring: anonymous, populated (so registering them only pins
+ * them), never inherited by a child process (MADV_DONTFORK: a child's
+ * copy-on-write must not move pages a DMA of ours may use). NULL if none. */
+static void *pages_new(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    (void)madvise(p, bytes, MADV_DONTFORK);
+    return p;
+}
+
 /* Page-locked memory for a ring of `bytes`, portable (pinned for every
- * context): pages of our own, populated, then registered with the driver
- * (cuMemHostRegister), else cuMemHostAlloc (a driver or platform that does
- * not register). Never inherited by a child process (MADV_DONTFORK: a
- * child's copy-on-write must not move pages a DMA of ours may use). */
+ * context): our own pages registered with the driver (cuMemHostRegister),
+ * else cuMemHostAlloc (a driver or platform that does not register). */
 static void *ring_alloc(const ga_rt_t *rt, size_t bytes, bool *registered)
 {
     __typeof__(&cuMemHostRegister_v2) reg =
         GA_REAL(rt, GA_ID_cuMemHostRegister_v2, cuMemHostRegister_v2);
     __typeof__(&cuMemHostAlloc) halloc = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc);
-    if (reg) {
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-        if (p != MAP_FAILED) {
-            (void)madvise(p, bytes, MADV_DONTFORK);
-            if (reg(p, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS)
-                return *registered = true, p;
-            munmap(p, bytes);
-        }
+    void *p = reg ? pages_new(bytes) : NULL;
+    if (p) {
+        if (reg(p, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS)
+            return *registered = true, p;
+        munmap(p, bytes);
     }
-    void *p = NULL;
+    p = NULL;
     if (!halloc || halloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
         return NULL;
     *registered = false;
@@ -407,16 +435,72 @@ static bool worth_growing(size_t have, size_t want, size_t max)
     return want >= GROW * have || (want == max && have < max);
 }
 
-/* The ring of pinned slots and their events, in the current context (the
- * engine's), with slots of `want` bytes (ga_staging_ring_chunk): made at
- * first use, made again larger as the traffic grows (the events stay), and
- * kept. False when there is none to use. */
-static bool ensure_ring(const ga_rt_t *rt, engine_t *e, size_t want, size_t max)
+static void *prep_main(void *arg)
 {
-    if (e->ready && !worth_growing(e->chunk, want, max))
-        return true;
-    if (!want)
-        return e->ready;
+    prep_t *p = arg;
+    void *mem = pages_new((size_t)N_SLOTS * p->chunk);
+    p->mem = mem;
+    atomic_store_explicit(&p->state, mem ? PREP_READY : PREP_OFF, memory_order_release);
+    return NULL;
+}
+
+/* Start making pages for a ring of `chunk`-byte slots (state IDLE: no other
+ * thread touches the prep). A thread that cannot start leaves it IDLE. */
+static void prep_start(engine_t *e, size_t chunk)
+{
+    prep_t *p = &e->prep;
+    p->chunk = chunk, p->mem = NULL;
+    atomic_store_explicit(&p->state, PREP_RUNNING, memory_order_relaxed);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_t attr;
+    pthread_t t;
+    bool started = false;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_sigmask(SIG_SETMASK, &all, &old); /* no handler of the program runs on it */
+        started = pthread_create(&t, &attr, prep_main, p) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (!started)
+        atomic_store_explicit(&p->state, PREP_IDLE, memory_order_relaxed);
+}
+
+/* Made ready: register the pages and put them in place of the ring, once its
+ * DMAs are done. Pages the driver will not register end the preparations
+ * (the ring then grows as it is first made). */
+static void prep_adopt(const ga_rt_t *rt, engine_t *e)
+{
+    prep_t *p = &e->prep;
+    if (atomic_load_explicit(&p->state, memory_order_acquire) != PREP_READY)
+        return;
+    size_t bytes = (size_t)N_SLOTS * p->chunk;
+    __typeof__(&cuMemHostRegister_v2) reg =
+        GA_REAL(rt, GA_ID_cuMemHostRegister_v2, cuMemHostRegister_v2);
+    int next = PREP_IDLE;
+    if (p->chunk <= e->chunk) { /* the ring was made again meanwhile */
+        munmap(p->mem, bytes);
+    } else if (!reg || reg(p->mem, bytes, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS) {
+        munmap(p->mem, bytes);
+        next = PREP_OFF;
+    } else if (!ring_idle(rt, e)) { /* a DMA's state is unknown: keep what it uses */
+        ring_mem_free(rt, p->mem, bytes, true);
+    } else {
+        ring_mem_free(rt, e->ring, (size_t)N_SLOTS * e->chunk, e->registered);
+        for (unsigned i = 0; i < N_SLOTS; i++)
+            e->slot[i].host = (char *)p->mem + (size_t)i * p->chunk;
+        e->ring = p->mem, e->chunk = p->chunk, e->registered = true;
+        atomic_fetch_add_explicit(&n_grown, 1, memory_order_relaxed);
+    }
+    p->mem = NULL;
+    atomic_store_explicit(&p->state, next, memory_order_relaxed);
+}
+
+/* A ring of `want`-byte slots in place of the one there (or the first),
+ * made now: false if there is none to use. */
+static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
+{
     __typeof__(&cuEventCreate) create = GA_REAL(rt, GA_ID_cuEventCreate, cuEventCreate);
     bool registered = false;
     void *ring = create ? ring_alloc(rt, (size_t)N_SLOTS * want, &registered) : NULL;
@@ -428,6 +512,7 @@ static bool ensure_ring(const ga_rt_t *rt, engine_t *e, size_t want, size_t max)
             return true;
         }
         ring_mem_free(rt, e->ring, (size_t)N_SLOTS * e->chunk, e->registered);
+        atomic_fetch_add_explicit(&n_grown, 1, memory_order_relaxed);
     } else {
         for (unsigned i = 0; i < N_SLOTS; i++)
             if (create(&e->slot[i].ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
@@ -440,6 +525,29 @@ static bool ensure_ring(const ga_rt_t *rt, engine_t *e, size_t want, size_t max)
         e->slot[i].host = (char *)ring + (size_t)i * want;
     e->ring = ring, e->chunk = want, e->registered = registered;
     e->ready = true;
+    return true;
+}
+
+/* The ring of pinned slots and their events, in the current context (the
+ * engine's), after `t` bytes of traffic: the first made here, with slots of
+ * ga_staging_ring_chunk(max, t); larger ones prepared by their own thread
+ * and put in place here (the events stay), or, where the driver does not
+ * register pages, made here as the first. False when there is none to use. */
+static bool ensure_ring(const ga_rt_t *rt, engine_t *e, uint64_t t, size_t max)
+{
+    size_t want = ga_staging_ring_chunk(max, t);
+    if (!e->ready)
+        return want && ring_make(rt, e, want);
+    int state = atomic_load_explicit(&e->prep.state, memory_order_acquire);
+    bool can_prep = e->registered && state != PREP_OFF &&
+                    GA_REAL(rt, GA_ID_cuMemHostRegister_v2, cuMemHostRegister_v2);
+    if (!can_prep)
+        return !worth_growing(e->chunk, want, max) || ring_make(rt, e, want);
+    prep_adopt(rt, e);
+    size_t ahead = ga_staging_ring_chunk(max, t * (RING_SHARE / PREP_SHARE));
+    if (worth_growing(e->chunk, ahead, max) &&
+        atomic_load_explicit(&e->prep.state, memory_order_acquire) == PREP_IDLE)
+        prep_start(e, ahead);
     return true;
 }
 
@@ -590,9 +698,10 @@ static bool stage_with(const ga_rt_t *rt, engine_t *e, ga_id_t id, dir_t dir, vo
                        CUdeviceptr dev, size_t n, CUstream s, CUresult *r)
 {
     size_t max = chunk_size(rt);
-    size_t want = ga_staging_ring_chunk(max, atomic_load_explicit(&traffic, memory_order_relaxed));
-    if (!ensure_ring(rt, e, want, max)) {
-        atomic_fetch_add_explicit(want ? &n_fallbacks : &n_early, 1, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&traffic, memory_order_relaxed);
+    if (!ensure_ring(rt, e, t, max)) {
+        bool early = !e->ready && !ga_staging_ring_chunk(max, t);
+        atomic_fetch_add_explicit(early ? &n_early : &n_fallbacks, 1, memory_order_relaxed);
         return false;
     }
     ga_crew_start(&e->crew, helpers_wanted);
@@ -718,6 +827,7 @@ void ga_staging_stats(ga_staging_stats_t *s)
     s->fallbacks = atomic_load(&n_fallbacks);
     s->early = atomic_load(&n_early);
     s->traffic = atomic_load(&traffic);
+    s->grown = atomic_load(&n_grown);
 }
 
 static void staging_report(void)
@@ -726,11 +836,11 @@ static void staging_report(void)
     ga_staging_stats(&s);
     if (s.htod + s.dtoh + s.declined + s.busy + s.fallbacks + s.early)
         ga_info("staging: htod=%llu dtoh=%llu bytes=%llu declined=%llu busy=%llu fallbacks=%llu "
-                "early=%llu",
+                "early=%llu grown=%llu",
                 (unsigned long long)s.htod, (unsigned long long)s.dtoh,
                 (unsigned long long)s.bytes, (unsigned long long)s.declined,
                 (unsigned long long)s.busy, (unsigned long long)s.fallbacks,
-                (unsigned long long)s.early);
+                (unsigned long long)s.early, (unsigned long long)s.grown);
 }
 
 /* The child of a fork: no helper threads, and no CUDA of its own yet. */
@@ -748,6 +858,7 @@ static void fork_child(void)
     atomic_store(&n_busy, 0);
     atomic_store(&n_fallbacks, 0);
     atomic_store(&n_early, 0);
+    atomic_store(&n_grown, 0);
     atomic_store(&traffic, 0);
 }
 

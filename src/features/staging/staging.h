@@ -17,6 +17,7 @@ typedef struct ga_staging_stats {
     uint64_t early;        /* left to the driver: too little pageable traffic yet to pay
                             * for a ring */
     uint64_t traffic;      /* bytes of the copies staging could serve, staged or not */
+    uint64_t grown;        /* rings made again with larger slots */
 } ga_staging_stats_t;
 void ga_staging_stats(ga_staging_stats_t *s);
 
