@@ -21,8 +21,10 @@
  * After each copy (untimed) the destination is checked: dtoh: a digest of the
  * host buffer; htod: a kernel's checksum of the device buffer. The digest
  * printed is over those per-copy checks, so it covers every copy.
- * Two untimed warm-up copies first (first-use costs: the driver's or the
- * library's staging buffers), of data that then changes.
+ * Untimed warm-up copies first, of data that then changes: two, and as many
+ * more as make 8 MiB (first-use costs: the driver's, or the library's
+ * staging buffers, which it makes once a process has copied 4 MiB of
+ * pageable memory and grows with a quarter of what it copied).
  * Prints "result pageable <us per copy> dir=... size=... GBps=... mode=...".
  *
  * usage: bench_pageable --dir htod|dtoh --size BYTES [--iters N] [--async]
@@ -126,7 +128,8 @@ int main(int argc, char **argv)
     CK(cudaDeviceSynchronize());
 
     double total = 0;
-    for (long long k = -2; k < iters; k++) { /* k < 0: the warm-up copies */
+    long long warm = 2 + (long long)((8ll << 20) / size);
+    for (long long k = -warm; k < iters; k++) { /* k < 0: the warm-up copies */
         if (dtoh) {
             mark<<<256, 256>>>(dev, words, pages, (uint32_t)seed, k);
             CK(cudaGetLastError());
