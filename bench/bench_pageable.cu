@@ -24,7 +24,7 @@
  * Untimed warm-up copies first, of data that then changes: two, and as many
  * more as make 8 MiB (first-use costs: the driver's, or the library's
  * staging buffers, which it makes once a process has copied 4 MiB of
- * pageable memory and grows with a quarter of what it copied).
+ * pageable memory and grows with an eighth of what it copied).
  * Prints "result pageable <us per copy> dir=... size=... GBps=... mode=...".
  *
  * usage: bench_pageable --dir htod|dtoh --size BYTES [--iters N] [--async]

@@ -452,7 +452,7 @@ static void first_copies_go_to_the_driver(void)
 }
 
 /* As the traffic grows the ring is made again with larger slots: when four
- * times its slot fits in a quarter of the traffic, or the largest chunk does,
+ * times its slot fits in an eighth of the traffic, or the largest chunk does,
  * its pages are made by a thread of their own and put in place by a later
  * copy, the old pages unregistered only after their DMAs are done (the stub
  * refuses otherwise). From 4 MiB of traffic (the test before) with a largest
@@ -477,12 +477,17 @@ static void ring_grows_with_traffic(void)
     unsigned pinned = t_pinned, unreg = t_unregistered;
     uint64_t g0 = stats().grown;
     fill_random(host, DEV, &rng_state);
+    /* a copy as large as a slot is one DMA: its chunks start at an eighth of
+     * the largest chunk (128 KiB), not of the slot */
+    device_sync();
+    unsigned dmas = t_async;
+    CHECK(htod(2, dev, host, CHUNK) == CUDA_SUCCESS && t_async == dmas + 1);
     unsigned n1 = grow_by_uploads((unsigned)g0 + 1);
     CHECK(n1 >= 2 && n1 < 2000 && t_pinned - pinned == 1 && t_unregistered - unreg == 1);
     unsigned n2 = grow_by_uploads((unsigned)g0 + 2);
     CHECK(n2 < 2000 && t_pinned - pinned == 2 && t_unregistered - unreg == 2);
-    /* the second needs 16 MiB of traffic: a quarter of it holds 4 x 1 MiB */
-    CHECK(stats().traffic >= 16u << 20);
+    /* the second needs 32 MiB of traffic: an eighth of it holds 4 x 1 MiB */
+    CHECK(stats().traffic >= 32u << 20);
     device_sync();
     CHECK(memcmp((void *)(uintptr_t)dev, host, DEV) == 0);
     bool ok = true;
