@@ -91,7 +91,12 @@ static int run_workload(const drv_t *d, const char *ptx_path)
     CHECK(d->module_get_function(&fill, mod, "fill"));
     CHECK(d->module_get_function(&add, mod, "add"));
     CHECK(d->mem_alloc(&buf, N * sizeof(uint32_t)));
-    CHECK(d->stream_create(&s, CU_STREAM_NON_BLOCKING));
+    /* A blocking stream: the adds alternate between it and the legacy
+     * stream on one buffer, so they must be ordered. (A non-blocking one let
+     * them overlap and lose updates: door_dlsym read a wrong first value with
+     * the library on a busy H200, where other processes' work made the
+     * kernels queue up and run together.) */
+    CHECK(d->stream_create(&s, CU_STREAM_DEFAULT));
 
     CHECK((CUresult)launch1(d, fill, NULL, buf, N, 7, 256));
     CHECK(d->ctx_sync());
