@@ -2,7 +2,7 @@
  * synchronous reads of columns, Merkle layers and fold layers, each query's
  * positions following from one random index (as bench/bench_query.cu, after
  * RISC Zero's get_at and FRI openings), checked against the host's copy.
- *   query_prog KERNELS.PTX MODE [ROUNDS]
+ *   query_prog KERNELS.PTX MODE [ROUNDS [COLS]]
  * MODE:
  *   plain     every round writes fresh random data (cuMemcpyHtoD), then
  *             queries it
@@ -15,6 +15,14 @@
  *             buffer, every word of each Merkle sibling digest in one tree
  *             buffer, then per FRI layer the pair j, j + half with
  *             j = pos & (half - 1) and that layer's path: 522 reads a query
+ *   cyclic    stwo's decommitment (crates/prover/src/core/vcs/prover.rs reads
+ *             each queried position of each column through Column::at, which
+ *             copies the whole column to the host: column.rs): CYCLIC_COLS
+ *             columns of 128 KiB written once, then ROUNDS passes over all
+ *             of them, each read whole with one cuMemcpyDtoH and one value of
+ *             it checked, one column written anew after the middle pass;
+ *             with GPUACCEL_COALESCE_BUDGET=1M 16 columns are twice what a
+ *             cache may hold, and 192 are twice its slots
  * Prints bad=N (reads that differ from the host's copy) and gathers=K (the
  * library's gather launches the fake driver saw). */
 #define _GNU_SOURCE
@@ -110,6 +118,28 @@ static void prover_rounds(int rounds)
     }
 }
 
+enum { CYCLIC_WORDS = 32768 };
+static void cyclic_rounds(int rounds, int ncols)
+{
+    buf_t *cols = calloc((size_t)ncols, sizeof *cols);
+    uint32_t *whole = malloc(CYCLIC_WORDS * 4);
+    for (int c = 0; c < ncols; c++) {
+        make(&cols[c], CYCLIC_WORDS);
+        refresh(&cols[c]);
+    }
+    for (int r = 0; r < rounds; r++) {
+        for (int c = 0; c < ncols; c++) {
+            size_t i = next() % CYCLIC_WORDS;
+            CK(cuMemcpyDtoH(whole, cols[c].d, CYCLIC_WORDS * 4));
+            bad += whole[i] != cols[c].host[i];
+        }
+        if (r == rounds / 2) /* a column written between passes: read anew after */
+            refresh(&cols[ncols / 2]);
+    }
+    free(whole);
+    free(cols);
+}
+
 int main(int argc, char **argv)
 {
     CUdevice dev;
@@ -119,6 +149,10 @@ int main(int argc, char **argv)
     int rounds = argc > 3 ? atoi(argv[3]) : 4;
     if (!strcmp(mode, "prover")) {
         prover_rounds(rounds);
+        return report();
+    }
+    if (!strcmp(mode, "cyclic")) {
+        cyclic_rounds(rounds, argc > 4 ? atoi(argv[4]) : 16);
         return report();
     }
     buf_t cols[COLS], tree[LOG_N], fri[FOLDS];

@@ -368,6 +368,7 @@ void ga_coalesce_stats(ga_coalesce_stats_t *s)
     s->gather_hits = atomic_load(&ga_co_counts.gather_hits);
     s->forgotten = atomic_load(&ga_co_counts.forgotten);
     s->idle_syncs = atomic_load(&ga_co_counts.idle_syncs);
+    s->kept = atomic_load(&ga_co_counts.kept);
     ga_co_learner_stats(s); /* the learner's, under the lock (query.c) */
 }
 
@@ -378,14 +379,15 @@ static void co_report(void)
     if (s.hits + s.misses + s.mirrors)
         ga_info("coalesce: hits=%llu misses=%llu fills=%llu fill_bytes=%llu mirrors=%llu "
                 "mirror_bytes=%llu gathers=%llu gathered=%llu gather_hits=%llu learned=%llu/%llu "
-                "fits=%llu forgotten=%llu idle_syncs=%llu",
+                "fits=%llu forgotten=%llu idle_syncs=%llu kept=%llu",
                 (unsigned long long)s.hits, (unsigned long long)s.misses,
                 (unsigned long long)s.fills, (unsigned long long)s.fill_bytes,
                 (unsigned long long)s.mirrors, (unsigned long long)s.mirror_bytes,
                 (unsigned long long)s.gathers, (unsigned long long)s.gathered,
                 (unsigned long long)s.gather_hits, (unsigned long long)s.learned,
                 (unsigned long long)s.learn_tries, (unsigned long long)s.fits,
-                (unsigned long long)s.forgotten, (unsigned long long)s.idle_syncs);
+                (unsigned long long)s.forgotten, (unsigned long long)s.idle_syncs,
+                (unsigned long long)s.kept);
 }
 
 static void fork_child(void)
@@ -400,6 +402,7 @@ static void fork_child(void)
     atomic_store(&ga_co_counts.gathered_reads, 0);
     atomic_store(&ga_co_counts.gather_hits, 0);
     atomic_store(&ga_co_counts.forgotten, 0);
+    atomic_store(&ga_co_counts.kept, 0);
     atomic_store(&rest_len, REST_MISSES);
     ga_co_query_fork_child();
     ga_gather_child();

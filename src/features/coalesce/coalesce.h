@@ -14,6 +14,7 @@ typedef struct ga_coalesce_stats {
     uint64_t gathers, gathered, gather_hits; /* gathers made, reads they fetched, served */
     uint64_t learn_tries, learned, fits, forgotten; /* the read-pattern learner (pattern.h) */
     uint64_t idle_syncs; /* synchronizations answered: their context had nothing in flight */
+    uint64_t kept;       /* large copies not made: the slot they needed held one read more */
 } ga_coalesce_stats_t;
 void ga_coalesce_stats(ga_coalesce_stats_t *s);
 

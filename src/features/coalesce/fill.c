@@ -276,6 +276,16 @@ bool ga_co_begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_str
      * that reads each buffer once or twice must not page-lock memory for it). */
     if (s && f->exact && seen < 3 && !(free_slot_locked(s) && buffer_fits(s, false, n, f->ctx)))
         s = NULL;
+    /* A large copy or a mirror takes a slot holding live data only from an
+     * allocation read less often lately than its own: in a cyclic pass over
+     * more than the table holds, least-recent-use evicts each copy just before
+     * it is read again (no hits at all); this keeps what it holds and serves
+     * it each pass. */
+    if (s && (f->exact || f->big) && !free_slot_locked(s) &&
+        ga_co_reads_locked(s->alloc_base) >= ga_co_reads_locked(range.base)) {
+        s = NULL;
+        atomic_fetch_add_explicit(&ga_co_counts.kept, 1, memory_order_relaxed);
+    }
     for (int i = 0; s && st && i < N_SLOTS; i++)
         if (in_flight(&ga_co_slots[i]) && ga_co_slots[i].fill_st == st)
             s = NULL; /* one asynchronous fill per stream at a time */

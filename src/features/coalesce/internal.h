@@ -71,6 +71,7 @@ typedef struct ga_co_counts {
     _Atomic uint64_t hits, misses, fills, fill_bytes, mirrors, mirror_bytes;
     _Atomic uint64_t gathers, gathered_reads, gather_hits, forgotten;
     _Atomic uint64_t idle_syncs; /* synchronizations answered: nothing was in flight */
+    _Atomic uint64_t kept; /* large copies not made: the slot's was read more often */
 } ga_co_counts_t;
 extern ga_co_counts_t ga_co_counts;
 
@@ -141,6 +142,9 @@ slot_t *ga_co_claim_locked(bool big, size_t len, CUcontext ctx);
 bool ga_co_is_shared_locked(CUdeviceptr base);
 slot_t *ga_co_predecessor_locked(CUdeviceptr src);
 unsigned ga_co_note_miss_locked(CUdeviceptr base, uint64_t epoch, uint64_t work);
+/* A read served in the allocation at base; how often it is read lately. */
+void ga_co_note_read_locked(CUdeviceptr base);
+unsigned ga_co_reads_locked(CUdeviceptr base);
 void ga_co_record_window_locked(const fill_t *f);
 void ga_co_table_fork_child(void);
 

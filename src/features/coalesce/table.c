@@ -2,8 +2,9 @@
  * and large reads' copies, looked up for a read, claimed for a fill (an empty
  * one, else the least recently used, of the kind and size the fill needs) and
  * settled when the fill ends; with them the allocations reads missed in (the
- * mirror decision counts them) and the memory another process may write (the
- * shared-memory set, never cached).
+ * mirror decision counts them, and how often each is read decides which of
+ * two large copies the table keeps) and the memory another process may write
+ * (the shared-memory set, never cached).
  *
  * Owns: `lock` (ga_co_lock) and the slots it guards (ga_co_slots), the LRU
  * clock, the newest generation any window was made valid in, the allocations
@@ -17,13 +18,20 @@
 #include <string.h>
 #include <uthash.h>
 
-enum { N_SEEN = 64 };
+/* The allocations reads touch, by a hash of their base (direct-mapped, an
+ * entry replaced when another base lands on it): their misses this
+ * generation (epoch and work sequence) and how often they are read (hits and
+ * misses, halved every AGE_EVERY reads: recent reads count most). A table
+ * kept by least recent use lost every count in a cyclic pass over more
+ * allocations than it held (64 then): stwo's decommitment reads hundreds of
+ * columns in turn, and none reached the third miss a large copy waits for.
+ * 1024 entries cost 40 KiB. */
+enum { N_SEEN = 1024, AGE_EVERY = 8 * N_SEEN };
 
-/* Allocations reads missed in, this generation (epoch and work sequence). */
 typedef struct seen {
     CUdeviceptr base;
-    uint64_t epoch, work, used;
-    unsigned misses;
+    uint64_t epoch, work;
+    unsigned misses, reads;
 } seen_t;
 
 typedef struct shared_range {
@@ -34,8 +42,9 @@ typedef struct shared_range {
 pthread_mutex_t ga_co_lock = PTHREAD_MUTEX_INITIALIZER;
 slot_t ga_co_slots[N_SLOTS];       /* guarded by lock */
 static shared_range_t *shared;     /* guarded by lock: IPC exported or imported */
-static uint64_t clock_tick;        /* guarded by lock: the slots' and seen_allocs' LRU */
+static uint64_t clock_tick;        /* guarded by lock: the slots' LRU */
 static seen_t seen_allocs[N_SEEN]; /* guarded by lock */
+static unsigned reads_since_aging; /* guarded by lock */
 
 /* The newest epoch and work sequence any window was made valid in: a window
  * is valid only while both are still current, and both only grow, so when
@@ -67,6 +76,7 @@ slot_t *ga_co_holding_locked(CUdeviceptr src, size_t n)
         if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len &&
             slot_valid(s)) {
             s->used = ++clock_tick;
+            ga_co_note_read_locked(s->alloc_base);
             return s;
         }
     }
@@ -114,27 +124,48 @@ slot_t *ga_co_predecessor_locked(CUdeviceptr src)
     return best;
 }
 
+static seen_t *seen_of(CUdeviceptr base)
+{
+    uint64_t h = (uint64_t)base * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
+    return &seen_allocs[h >> 54];                          /* the top 10 bits: N_SEEN */
+}
+_Static_assert(N_SEEN == 1 << 10, "seen_of takes the top 10 bits of the hash");
+
+/* One more read of the allocation at base (its entry made if need be). */
+static seen_t *count_read_locked(CUdeviceptr base)
+{
+    seen_t *e = seen_of(base);
+    if (e->base != base)
+        memset(e, 0, sizeof *e), e->base = base;
+    e->reads++;
+    if (++reads_since_aging >= AGE_EVERY) {
+        reads_since_aging = 0;
+        for (int i = 0; i < N_SEEN; i++)
+            seen_allocs[i].reads /= 2;
+    }
+    return e;
+}
+
+void ga_co_note_read_locked(CUdeviceptr base)
+{
+    if (base)
+        count_read_locked(base);
+}
+
+unsigned ga_co_reads_locked(CUdeviceptr base)
+{
+    const seen_t *e = seen_of(base);
+    return base && e->base == base ? e->reads : 0;
+}
+
 /* Count a miss in the allocation at base, this generation; returns its misses
  * this generation. */
 unsigned ga_co_note_miss_locked(CUdeviceptr base, uint64_t epoch, uint64_t work)
 {
-    seen_t *e = NULL, *lru = &seen_allocs[0];
-    for (int i = 0; i < N_SEEN && !e; i++) {
-        if (seen_allocs[i].base == base)
-            e = &seen_allocs[i];
-        else if (seen_allocs[i].used < lru->used)
-            lru = &seen_allocs[i];
-    }
-    if (!e) {
-        e = lru;
-        memset(e, 0, sizeof *e);
-        e->base = base;
-    }
+    seen_t *e = count_read_locked(base);
     if (e->epoch != epoch || e->work != work)
         e->epoch = epoch, e->work = work, e->misses = 0;
-    e->misses++;
-    e->used = ++clock_tick;
-    return e->misses;
+    return ++e->misses;
 }
 
 /* Where a finished or enqueued fill lies and what it was judged by. */
@@ -179,6 +210,7 @@ void ga_co_table_fork_child(void)
 {
     memset(ga_co_slots, 0, sizeof ga_co_slots); /* pinned buffers belong to the parent's CUDA */
     memset(seen_allocs, 0, sizeof seen_allocs);
+    reads_since_aging = 0;
     shared = NULL;
     valid_epoch = valid_work = 0;
 }
