@@ -115,7 +115,7 @@ deferred_like_native() {
 }
 
 @test "deferred: staged copies reuse a slot only once its copy ran" {
-    local stage="GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K GPUACCEL_STAGING_THREADS=4"
+    local stage="GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K GPUACCEL_STAGING_THREADS=4 GPUACCEL_STAGING_ADAPT=0"
     # shellcheck disable=SC2086
     deferred_like_native $stage staging defaults all -- "$PROGS/staging_prog" 4
 }

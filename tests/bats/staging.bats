@@ -4,12 +4,13 @@
 # cannot touch and which knows page-locked memory from pageable memory as the
 # real driver does: every byte, every return code and the output as native;
 # the copies were staged (threshold and chunk set low so that the program's
-# sizes fall around them).
+# sizes fall around them; every copy that qualifies staged, GPUACCEL_STAGING_ADAPT=0,
+# but in the last test, which checks the admission by measurement).
 load helpers
 
 setup() { setup_fake; }
 
-STAGE="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K GPUACCEL_STAGING_THREADS=4"
+STAGE="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K GPUACCEL_STAGING_THREADS=4 GPUACCEL_STAGING_ADAPT=0"
 
 @test "staging: every check passes natively" {
     run native "$PROGS/staging_prog" 4
@@ -34,7 +35,17 @@ STAGE="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K G
 
 @test "staging: one copying thread (no helpers) and the default settings: same bytes" {
     like_native GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K \
-        GPUACCEL_STAGING_THREADS=1 -- "$PROGS/staging_prog" 2
-    like_native GPUACCEL_STAGING=1 -- "$PROGS/staging_prog" 2
+        GPUACCEL_STAGING_THREADS=1 GPUACCEL_STAGING_ADAPT=0 -- "$PROGS/staging_prog" 2
+    like_native GPUACCEL_STAGING=1 GPUACCEL_STAGING_ADAPT=0 -- "$PROGS/staging_prog" 2
     echo "$output" | grep -Eq '^gpuaccel: staging: htod=[1-9][0-9]* dtoh=[1-9][0-9]* '
+}
+
+@test "staging as shipped: each kind and size of copy goes the way measured faster, same bytes" {
+    # On the fake driver its own copies are the faster way (a memcpy): after
+    # the copies before the first ring (early) and one staged copy of each
+    # kind and size, most go to the driver (driver=), every 16th is staged.
+    like_native GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K \
+        -- "$PROGS/staging_prog" 8
+    echo "$output" | grep -Eq '^gpuaccel: staging: htod=[1-9][0-9]* dtoh=[1-9][0-9]* '
+    echo "$output" | grep -Eq '^gpuaccel: staging: .* early=[1-9][0-9]* grown=[0-9]+ driver=[1-9][0-9]*$'
 }

@@ -15,6 +15,9 @@
       "largest piece staged at a time, bytes, rounded up to a multiple of 4K (4 pinned " \
       "buffers of up to it per engine, grown with the pageable bytes copied)")          \
     R(GPUACCEL_STAGING_CHUNK, "64K", "1G")                                               \
+    X(GPUACCEL_STAGING_ADAPT, BOOL, staging_adapt, "1", "GPUACCEL_STAGING",               \
+      "stage a kind and size of copy only where staged copies ran faster than the "     \
+      "driver's in this process (every 16th goes the other way); 0: stage every one")   \
     X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",          \
       "threads that copy host memory, the caller included; 0: three quarters of the "    \
       "CPUs, 12 at most")                                                                \

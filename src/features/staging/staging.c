@@ -86,9 +86,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "features/feature.h"
 #include "tracking/memkind.h"
+#include "features/staging/admit.h"
 #include "features/staging/crew.h"
 #include "tracking/capture.h"
 #include "tracking/device.h"
@@ -170,7 +172,8 @@ static unsigned helpers_wanted; /* copy threads but the caller: set at init */
 /* Bytes of pageable copies staging could serve, staged or not: rings grow with it. */
 static _Atomic uint64_t traffic;
 static _Atomic uint64_t n_htod, n_dtoh, n_bytes, n_declined, n_busy, n_fallbacks, n_early;
-static _Atomic uint64_t n_grown; /* rings made again, larger */
+static _Atomic uint64_t n_grown;  /* rings made again, larger */
+static _Atomic uint64_t n_driver; /* copies sent to the driver by measurement */
 
 /* ---- the settings --------------------------------------------------------------- */
 
@@ -722,11 +725,11 @@ static bool stage_with(const ga_rt_t *rt, engine_t *e, ga_id_t id, dir_t dir, vo
     size_t max = chunk_size(rt);
     uint64_t t = atomic_load_explicit(&traffic, memory_order_relaxed);
     if (!ensure_ring(rt, e, t, max)) {
-        bool early = !e->ready && !ga_staging_ring_chunk(max, t);
-        atomic_fetch_add_explicit(early ? &n_early : &n_fallbacks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&n_fallbacks, 1, memory_order_relaxed);
         return false;
     }
     ga_crew_start(&e->crew, helpers_wanted);
+    uint64_t t0 = ga_now_ns(); /* the copy's own time: not its ring's making */
     ga_crew_wake(&e->crew);
     stage_t st = {rt, e, s, max / 8, false};
     *r = dir == HTOD ? stage_htod(&st, dev, host, n, is_sync(id)) : stage_dtoh(&st, host, dev, n);
@@ -736,10 +739,29 @@ static bool stage_with(const ga_rt_t *rt, engine_t *e, ga_id_t id, dir_t dir, vo
         return false;
     }
     if (*r == CUDA_SUCCESS) {
+        ga_admit_record(dir, is_sync(id), n, GA_WAY_STAGED, ga_now_ns() - t0);
         atomic_fetch_add_explicit(dir == HTOD ? &n_htod : &n_dtoh, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&n_bytes, n, memory_order_relaxed);
     }
     return true;
+}
+
+/* The program's copy as it made it, timed for admit.c: s is its own stream
+ * argument (the synchronous forms take none). */
+static CUresult driver_copy(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host,
+                            CUdeviceptr dev, size_t n, CUstream s)
+{
+    uint64_t t0 = ga_now_ns();
+    CUresult r;
+    if (dir == HTOD)
+        r = is_sync(id) ? GA_REAL(rt, id, cuMemcpyHtoD_v2)(dev, host, n)
+                        : GA_REAL(rt, id, cuMemcpyHtoDAsync_v2)(dev, host, n, s);
+    else
+        r = is_sync(id) ? GA_REAL(rt, id, cuMemcpyDtoH_v2)(host, dev, n)
+                        : GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(host, dev, n, s);
+    if (r == CUDA_SUCCESS)
+        ga_admit_record(dir, is_sync(id), n, GA_WAY_DRIVER, ga_now_ns() - t0);
+    return r;
 }
 
 static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdeviceptr dev,
@@ -754,7 +776,15 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
         atomic_fetch_add_explicit(&n_declined, 1, memory_order_relaxed);
         return false;
     }
-    atomic_fetch_add_explicit(&traffic, n, memory_order_relaxed);
+    uint64_t t = atomic_fetch_add_explicit(&traffic, n, memory_order_relaxed) + n;
+    /* Before the traffic pays for a ring, and where the driver has been the
+     * faster way for this kind and size of copy: the driver's copy, timed. */
+    bool early = !ga_staging_ring_chunk(chunk_size(rt), t);
+    if (early || (rt->cfg.staging_adapt && ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER)) {
+        atomic_fetch_add_explicit(early ? &n_early : &n_driver, 1, memory_order_relaxed);
+        *r = driver_copy(rt, id, dir, host, dev, n, s);
+        return true;
+    }
     if (!ga_own_calls_enter()) /* a capture is opening: the copy must reach it */
         return false;
     bool done = false, tried_one = false;
@@ -850,19 +880,21 @@ void ga_staging_stats(ga_staging_stats_t *s)
     s->early = atomic_load(&n_early);
     s->traffic = atomic_load(&traffic);
     s->grown = atomic_load(&n_grown);
+    s->driver = atomic_load(&n_driver);
 }
 
 static void staging_report(void)
 {
     ga_staging_stats_t s;
     ga_staging_stats(&s);
-    if (s.htod + s.dtoh + s.declined + s.busy + s.fallbacks + s.early)
+    if (s.htod + s.dtoh + s.declined + s.busy + s.fallbacks + s.early + s.driver)
         ga_info("staging: htod=%llu dtoh=%llu bytes=%llu declined=%llu busy=%llu fallbacks=%llu "
-                "early=%llu grown=%llu",
+                "early=%llu grown=%llu driver=%llu",
                 (unsigned long long)s.htod, (unsigned long long)s.dtoh,
                 (unsigned long long)s.bytes, (unsigned long long)s.declined,
                 (unsigned long long)s.busy, (unsigned long long)s.fallbacks,
-                (unsigned long long)s.early, (unsigned long long)s.grown);
+                (unsigned long long)s.early, (unsigned long long)s.grown,
+                (unsigned long long)s.driver);
 }
 
 /* The child of a fork: no helper threads, and no CUDA of its own yet. */
@@ -881,6 +913,8 @@ static void fork_child(void)
     atomic_store(&n_fallbacks, 0);
     atomic_store(&n_early, 0);
     atomic_store(&n_grown, 0);
+    atomic_store(&n_driver, 0);
+    ga_admit_reset();
     atomic_store(&traffic, 0);
 }
 

@@ -18,6 +18,8 @@ typedef struct ga_staging_stats {
                             * for a ring */
     uint64_t traffic;      /* bytes of the copies staging could serve, staged or not */
     uint64_t grown;        /* rings made again with larger slots */
+    uint64_t driver;       /* sent to the driver: its copies of that kind and size ran
+                            * faster (GPUACCEL_STAGING_ADAPT), or a probe of them */
 } ga_staging_stats_t;
 void ga_staging_stats(ga_staging_stats_t *s);
 

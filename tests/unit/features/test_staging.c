@@ -24,6 +24,7 @@
 #include <pthread.h>
 
 #include "check.h"
+#include "features/staging/admit.h"
 #include "features/staging/staging.h"
 #include "core/fault.h"
 #include "tracking/capture.h"
@@ -52,6 +53,7 @@ static unsigned t_native, t_async, t_event_syncs, t_pinned, t_unsafe;
 static CUstream t_streams[256]; /* the stream of each asynchronous copy since reset */
 static int t_fail_async = -1;   /* the async copy (counted from 0) that fails */
 static bool t_fail_pinned, t_fail_register;
+static unsigned t_native_delay_us, t_staged_delay_us; /* what each way costs, for admission */
 static unsigned t_registered, t_unregistered;
 
 static void complete_locked(uint64_t upto)
@@ -93,6 +95,8 @@ static CUresult native_copy(void *dst, const void *src, size_t n, const void *de
 {
     if (!in_device(dev, n))
         return CUDA_ERROR_INVALID_VALUE;
+    if (t_native_delay_us)
+        usleep(t_native_delay_us);
     pthread_mutex_lock(&q_lock);
     t_native++;
     complete_locked(UINT64_MAX);
@@ -196,6 +200,8 @@ static CUresult t_event_record(CUevent e, CUstream s)
 
 static CUresult t_event_sync(CUevent e)
 {
+    if (t_staged_delay_us)
+        usleep(t_staged_delay_us);
     pthread_mutex_lock(&q_lock);
     t_unsafe += stub_capturing;
     t_event_syncs++;
@@ -770,6 +776,35 @@ static void several_threads(void)
     CHECK(all);
 }
 
+/* GPUACCEL_STAGING_ADAPT: each kind and size of copy goes the way measured
+ * faster, every 16th the other way; a class with no staged figure is staged
+ * once, one under 1 MiB with no driver figure goes to the driver once. 64
+ * synchronous round trips of 256 KiB each time, per direction: */
+static unsigned adapted(unsigned native_us, unsigned staged_us, bool want_staged)
+{
+    ga_admit_reset();
+    t_native_delay_us = native_us, t_staged_delay_us = staged_us;
+    ga_staging_stats_t s0 = stats();
+    bool ok = true;
+    for (int i = 0; i < 64; i++)
+        ok &= round_trip_unchecked(0, 256 << 10);
+    ga_staging_stats_t s1 = stats();
+    t_native_delay_us = t_staged_delay_us = 0;
+    unsigned staged = want_staged ? 59 : 5; /* probes: the 16th, 32nd, 48th, 64th */
+    CHECK(ok && s1.htod - s0.htod == staged && s1.dtoh - s0.dtoh == staged);
+    CHECK(s1.driver - s0.driver == 2 * (64 - staged));
+    return (unsigned)(s1.driver - s0.driver);
+}
+
+static void admission_by_measurement(void)
+{
+    rt.cfg.staging_adapt = true;
+    adapted(1000, 0, true);  /* the driver slow: staged, but for the first driver copy and probes */
+    adapted(0, 1000, false); /* staging slow: the driver's, but for the first staged copy and probes */
+    rt.cfg.staging_adapt = false;
+    ga_admit_reset();
+}
+
 /* After a sticky error the driver answers every call. */
 static void nothing_staged_after_a_fault(void)
 {
@@ -787,6 +822,7 @@ int main(void)
     rt.cfg.staging_min = MIN;
     rt.cfg.staging_chunk = CHUNK;
     rt.cfg.staging_threads = 4;
+    rt.cfg.staging_adapt = false; /* every copy staged: the tests count them (see admission_by_measurement) */
     stub_more(&rt);
     install();
     stub_features(&rt);
@@ -814,6 +850,7 @@ int main(void)
     other_streams_in_flight();
     nothing_staged_in_capture();
     several_threads();
+    admission_by_measurement();
     nothing_staged_after_a_fault();
     return check_done("test_staging");
 }

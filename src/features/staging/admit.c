@@ -1,0 +1,99 @@
+/* admit.c - staging's admission by measurement: for each kind of copy
+ * (direction, synchronous or not) and size class (powers of two from 64 KiB),
+ * the fastest recent copy each way, staged and the driver's own; a copy goes
+ * the way whose fastest is faster, and every PROBE-th copy of a class the
+ * other way, to keep that figure current.
+ *
+ * Why: a staged copy has a fixed cost (its driver calls, the helpers'
+ * wake-up and, for a synchronous upload, the wait for its last DMA: about
+ * 20 us on an H200 host) that some hosts' whole native copy undercuts. The
+ * same library build on two H200 hosts: a 64 KiB upload took 23.9 us
+ * natively on one and 16.9 us on the other, staged 20.2 us on both (1.19x
+ * and 0.84x); from 1 MiB staging ran 1.8-7x faster. A threshold cannot be
+ * right on both; a measurement is. The fastest, not the mean: a copy's time
+ * also holds waits for the program's earlier work on its stream, which only
+ * add. Before a class has a driver figure, a copy under 1 MiB goes to the
+ * driver once to get one (the copies before the first ring give most classes
+ * theirs); larger ones are staged.
+ *
+ * Owns: the classes' figures, under `lock` (a copy of 64 KiB takes 10 us
+ * or more; the lock costs tens of nanoseconds). */
+#include "features/staging/admit.h"
+
+#include <pthread.h>
+#include <string.h>
+
+enum {
+    N_CLASS = 16,       /* 64 KiB ... 2 GiB and up */
+    FIRST_SHIFT = 16,   /* the first class: 64 KiB */
+    WINDOW = 32,        /* copies a way's window holds before it turns over */
+    PROBE = 16,         /* every PROBE-th copy of a class goes the other way */
+};
+static const size_t BIG = (size_t)1 << 20; /* staged before any driver figure */
+
+/* One way's figure: the least time per 64 KiB in this window and the last
+ * (0: none yet), and the copies in this window. */
+typedef struct way {
+    uint64_t cur, prev;
+    unsigned n;
+} way_t;
+
+typedef struct klass {
+    way_t way[2]; /* by ga_way_t */
+    uint64_t seen;
+} klass_t;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static klass_t classes[2][2][N_CLASS]; /* [dir][sync][class], guarded by lock */
+
+static klass_t *class_of(unsigned dir, bool sync, size_t n)
+{
+    unsigned c = 0;
+    while (c + 1 < N_CLASS && n >> (FIRST_SHIFT + c + 1))
+        c++;
+    return &classes[dir & 1][sync][c];
+}
+
+static uint64_t best(const way_t *w)
+{
+    if (!w->cur)
+        return w->prev;
+    return w->prev && w->prev < w->cur ? w->prev : w->cur;
+}
+
+ga_way_t ga_admit_choose(unsigned dir, bool sync, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    klass_t *k = class_of(dir, sync, n);
+    bool probe = ++k->seen % PROBE == 0;
+    uint64_t d = best(&k->way[GA_WAY_DRIVER]), s = best(&k->way[GA_WAY_STAGED]);
+    pthread_mutex_unlock(&lock);
+    if (!s)
+        return GA_WAY_STAGED;
+    if (!d)
+        return n < BIG || probe ? GA_WAY_DRIVER : GA_WAY_STAGED;
+    ga_way_t w = s <= d ? GA_WAY_STAGED : GA_WAY_DRIVER;
+    return probe ? (ga_way_t)!w : w;
+}
+
+void ga_admit_record(unsigned dir, bool sync, size_t n, ga_way_t way, uint64_t ns)
+{
+    if (!n)
+        return;
+    uint64_t per = ns * 65536 / n;
+    if (!per)
+        per = 1;
+    pthread_mutex_lock(&lock);
+    way_t *w = &class_of(dir, sync, n)->way[way];
+    if (!w->cur || per < w->cur)
+        w->cur = per;
+    if (++w->n >= WINDOW)
+        w->prev = w->cur, w->cur = 0, w->n = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void ga_admit_reset(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    memset(classes, 0, sizeof classes);
+}
