@@ -15,11 +15,14 @@
 #define _GNU_SOURCE
 #include "features/coalesce/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/textfile.h"
 #include "features/coalesce/pcopy.h"
 #include "tracking/device.h"
 
@@ -131,20 +134,42 @@ buffer_t ga_co_detach_buffer(slot_t *s)
     return b;
 }
 
-/* Bytes mirrors and large reads' copies may hold: the setting, or an eighth
- * of host memory. */
+/* Host memory available now (the kernel's MemAvailable: free memory and the
+ * page cache it would give back); 0 if unknown. */
+static uint64_t available_bytes(void)
+{
+    size_t len;
+    char *text = ga_read_file("/proc/meminfo", 1 << 16, &len), *at;
+    unsigned long long kib = 0;
+    if (text && (at = strstr(text, "MemAvailable:")) != NULL)
+        (void)sscanf(at + 13, "%llu", &kib);
+    free(text);
+    if (kib)
+        return (uint64_t)kib << 10;
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* Bytes mirrors and large reads' copies may hold: the setting, or a quarter
+ * of the host memory available when first asked, at most an eighth of all
+ * of it and at least 64 MiB (a cache sized from all of it took memory other
+ * processes were using). */
 uint64_t ga_co_budget(const ga_rt_t *rt)
 {
-    static _Atomic uint64_t eighth; /* of host memory, asked once (sysconf is a system call) */
+    static _Atomic uint64_t budget; /* asked once: a file read and system calls */
     if (rt->cfg.coalesce_budget)
         return rt->cfg.coalesce_budget;
-    uint64_t e = atomic_load_explicit(&eighth, memory_order_relaxed);
-    if (!e) {
+    uint64_t b = atomic_load_explicit(&budget, memory_order_relaxed);
+    if (!b) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        e = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : (1ull << 30);
-        atomic_store_explicit(&eighth, e, memory_order_relaxed);
+        uint64_t eighth = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 8 : 1ull << 30;
+        uint64_t avail = available_bytes() / 4;
+        b = avail && avail < eighth ? avail : eighth;
+        if (b < (64ull << 20))
+            b = 64ull << 20;
+        atomic_store_explicit(&budget, b, memory_order_relaxed);
     }
-    return e;
+    return b;
 }
 
 /* Is copying `size` bytes once worth it after `missed` round trips? */

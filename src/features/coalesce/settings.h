@@ -18,7 +18,8 @@
       "1 copies a whole allocation to host memory when reads keep missing in it and the"   \
       " copy pays")                                                                        \
     X(GPUACCEL_COALESCE_BUDGET, SIZE, coalesce_budget, "0", "GPUACCEL_COALESCE",           \
-      "most host bytes mirrors and large reads' copies hold; 0: an eighth of host memory") \
+      "most host bytes mirrors and large reads' copies hold; 0: a quarter of the host "   \
+      "memory available at their first use, at most an eighth of all of it, 64M at least")\
     X(GPUACCEL_COALESCE_GATHER, BOOL, coalesce_gather, "1", "GPUACCEL_COALESCE",           \
       "1 learns a query phase's read pattern and fetches each query's reads with one"      \
       " kernel launch")

@@ -17,6 +17,7 @@
  * again is copied once and served after, within the budget. */
 #include "check.h"
 #include "features/coalesce/coalesce.h"
+#include "features/coalesce/internal.h"
 #include "tracking/streams.h"
 #include "stub_driver.h"
 #include "stub_more.h"
@@ -551,6 +552,34 @@ static void column_reads(void)
     rt.cfg.coalesce_budget = 0;
 }
 
+/* The budget when none is set: a quarter of the host memory available (as
+ * /proc/meminfo says, within a quarter: it moves), at most an eighth of all
+ * of it, 64 MiB at least; a set one as set. */
+static void default_budget(void)
+{
+    uint64_t all = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    unsigned long long kib = 0;
+    char line[256];
+    FILE *f = fopen("/proc/meminfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    uint64_t want = (uint64_t)kib * 1024 / 4;
+    if (!kib || want > all / 8)
+        want = all / 8;
+    if (want < (64ull << 20))
+        want = 64ull << 20;
+    rt.cfg.coalesce_budget = 0;
+    uint64_t b = ga_co_budget(&rt);
+    CHECK(b >= (64ull << 20) && b <= (all / 8 > (64ull << 20) ? all / 8 : 64ull << 20));
+    CHECK(b >= want - want / 4 && b <= want + want / 4);
+    rt.cfg.coalesce_budget = 123u << 20;
+    CHECK(ga_co_budget(&rt) == 123u << 20);
+    rt.cfg.coalesce_budget = 0;
+}
+
 int main(void)
 {
     stub_runtime(&rt);
@@ -583,5 +612,6 @@ int main(void)
     mirror_only_when_it_pays();
     large_reads();
     column_reads();
+    default_budget();
     return check_done("test_coalesce");
 }
