@@ -170,7 +170,7 @@ TABLE
     like_native GPUACCEL_KERNELS=1 \
         GPUACCEL_KERNELS_EXTRA="$BATS_TEST_TMPDIR/user.fatbin:$BATS_TEST_TMPDIR/user.table" \
         -- "$PROGS/door_getproc" "$PTX"
-    echo "$output" | grep -q "user.table:4: expected '<original> <replacement> grid=program|grid=any code=<16 hex digits>...'"
+    echo "$output" | grep -qF "user.table:4: expected '<original> <replacement> grid=program|grid=any code=<16 hex digits>... [writes=P:Q*S...]'"
     echo "$output" | grep -q '^gpuaccel: kernels: fill not swapped: ga_wrong_abi takes other parameters'
     echo "$output" | grep -qx 'gpuaccel: kernels: swapped=19 other_code=0 unidentified=0 abi_mismatch=1 denied=0 failed=0'
     # add's rule for fill's code (the same name and parameters, other code): never swapped

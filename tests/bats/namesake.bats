@@ -42,14 +42,24 @@ ptx() {
     done <"$T/rows"
 }
 
-# table IMAGE: a user table replacing every row's original by its replacement,
-# for the code IMAGE holds under the original's name.
+# table IMAGE [writes]: a user table replacing every row's original by its
+# replacement, for the code IMAGE holds under the original's name; with
+# `writes`, each row says what the kernel writes (the fake's arithmetic: the
+# second pointer when there are two, else the first, its first 32-bit
+# parameter's count of words).
 table() {
-    local orig repl grid code
+    local orig repl grid code w
     while read -r orig repl grid; do
         code=$("$GA_TOOL" kernels ids "$1" "$orig" | grep -v '^#' | cut -d' ' -f2)
         [ -n "$code" ] || { echo "no identity for $orig in $1" >&2; return 1; }
-        echo "$orig $repl $grid $code"
+        w=
+        if [ "${2:-}" = writes ]; then
+            case $(params_of "$orig" | awk '{print $2}') in
+            .u64) w=" writes=1:2*4" ;;
+            *) w=" writes=0:1*4" ;;
+            esac
+        fi
+        echo "$orig $repl $grid $code$w"
     done <"$T/rows"
 }
 
@@ -90,6 +100,40 @@ report() { # the library's exit report of swaps
     [ "$status" -eq 0 ]
     [ "$(report)" = "gpuaccel: kernels: swapped=$((2 * n)) other_code=0 unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
     [ "$(echo "$output" | grep -v '^gpuaccel:')" != "$want" ]
+}
+
+@test "GPUACCEL_KERNELS_VERIFY: a replacement that writes other bytes is caught and dropped" {
+    ptx 3 1 >"$T/verified.ptx"
+    ptx 5 2 >"$T/namesake.ptx"
+    ptx 3 1 replacements >"$T/repl.ptx"
+    n=$(wc -l <"$T/rows")
+    # Planted: rows naming the namesake's own code (5 2) with replacements of
+    # other arithmetic (3 1). Checked on each one's first swapped launch:
+    # every one differs, the original's bytes are kept (the output is the
+    # program's), the replacement dropped (its next launch is the original).
+    table "$T/namesake.ptx" writes >"$T/wrong.table"
+    want=$(native "$P" "$T/namesake.ptx")
+    run env GPUACCEL_LOG=info GPUACCEL_KERNELS_VERIFY=2 \
+        GPUACCEL_KERNELS_EXTRA="$T/repl.ptx:$T/wrong.table" \
+        LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" "$P" "$T/namesake.ptx"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+    [ "$(echo "$output" | grep -c 'its replacement wrote other bytes than the original')" -eq "$n" ]
+    echo "$output" | grep -qx "gpuaccel: kernels: checked beside the original (GPUACCEL_KERNELS_VERIFY): same=0 differed=$n"
+    # Without the check the same table changes the output (namesake test above).
+    # The verified code and right replacements: both swapped launches of each
+    # kernel checked and kept.
+    table "$T/verified.ptx" writes >"$T/right.table"
+    for set in GPUACCEL_KERNELS=1 GPUACCEL=all; do
+        like_native $set GPUACCEL_KERNELS_VERIFY=2 "GPUACCEL_KERNELS_EXTRA=$T/repl.ptx:$T/right.table" \
+            -- "$P" "$T/verified.ptx"
+        [ "$(report)" = "gpuaccel: kernels: swapped=$((2 * n)) other_code=0 unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
+    done
+    # (with every feature on, graphs may hold launches: no check is made)
+    like_native GPUACCEL_KERNELS_VERIFY=2 "GPUACCEL_KERNELS_EXTRA=$T/repl.ptx:$T/right.table" \
+        -- "$P" "$T/verified.ptx"
+    echo "$output" | grep -qx "gpuaccel: kernels: checked beside the original (GPUACCEL_KERNELS_VERIFY): same=$((2 * n)) differed=0"
 }
 
 @test "the defaults: the shipped rows replace the bundled prover's own code, never a namesake's" {

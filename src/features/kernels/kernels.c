@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include "features/kernels/kernels.h"
 
+#include <ctype.h>
 #include <fnmatch.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,6 +63,8 @@ typedef struct rule {
     int source;      /* index into sources */
     uint64_t *codes; /* the identities of the code the replacement was verified against */
     unsigned ncodes; /* 0: never applies */
+    ga_kernels_write_t writes[GA_KERNELS_MAX_WRITES]; /* for GPUACCEL_KERNELS_VERIFY */
+    unsigned nwrites;
     UT_hash_handle hh;
 } rule_t;
 
@@ -82,6 +85,12 @@ typedef struct decision {
     const void *handle;   /* the original, as the program launches it */
     bool any_grid;        /* written before the decision is published */
     _Atomic(CUkernel) replacement; /* NULL: launch the original */
+    /* GPUACCEL_KERNELS_VERIFY: launches still to check, and what to compare
+     * (written before the decision is published) */
+    _Atomic unsigned verify_left;
+    unsigned nwrites;
+    ga_kernels_write_t writes[GA_KERNELS_MAX_WRITES];
+    char name[128];       /* the original's, for messages */
 } decision_t;
 
 enum { MAX_SOURCES = 2 };
@@ -99,6 +108,7 @@ static unsigned n_wants;
 static bool whole_listed;
 static int slot = -1;                 /* the registry's decision slot: set at init */
 static _Atomic uint64_t swapped, other_code, unidentified, abi_mismatch, denied, failed_launch;
+static _Atomic uint64_t shadow_same_n, shadow_differed_n; /* shadow checks (GPUACCEL_KERNELS_VERIFY) */
 
 /* ---- the table ----------------------------------------------------------------- */
 
@@ -125,22 +135,42 @@ static bool code_word(const char *w, uint64_t *id)
     return true;
 }
 
+/* "writes=P:Q*S": parameters P and Q below 32, S from 1 to 2^20. */
+static bool writes_word(const char *w, ga_kernels_write_t *out)
+{
+    unsigned p, q, s;
+    int end = 0;
+    if (strncmp(w, "writes=", 7) || sscanf(w + 7, "%2u:%2u*%7u%n", &p, &q, &s, &end) != 3 ||
+        w[7 + end] || !isdigit((unsigned char)w[7]) || p >= 32 || q >= 32 || !s || s > 1u << 20)
+        return false;
+    *out = (ga_kernels_write_t){p, q, s};
+    return true;
+}
+
 static bool table_line(void *arg, char *line)
 {
     const parse_ctx_t *c = arg;
-    /* <original> <replacement> grid=program|grid=any code=<id>... */
-    char *w[3 + GA_KERNELS_MAX_CODES];
-    int n = ga_line_words(line, w, 3 + GA_KERNELS_MAX_CODES);
-    if (n < 3 || n > 3 + GA_KERNELS_MAX_CODES || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
+    /* <original> <replacement> grid=program|grid=any code=<id>... writes=P:Q*S... */
+    enum { MAX_WORDS = 3 + GA_KERNELS_MAX_CODES + GA_KERNELS_MAX_WRITES };
+    char *w[MAX_WORDS];
+    int n = ga_line_words(line, w, MAX_WORDS);
+    if (n < 3 || n > MAX_WORDS || strlen(w[0]) > 4096 || strlen(w[1]) > 4096)
         return false;
     bool any = !strcmp(w[2], "grid=any");
     if (!any && strcmp(w[2], "grid=program"))
         return false;
     uint64_t codes[GA_KERNELS_MAX_CODES];
-    for (int i = 3; i < n; i++)
-        if (!code_word(w[i], &codes[i - 3]))
+    ga_kernels_write_t writes[GA_KERNELS_MAX_WRITES];
+    unsigned nc = 0, nw = 0;
+    for (int i = 3; i < n; i++) {
+        if (nc < GA_KERNELS_MAX_CODES && code_word(w[i], &codes[nc]))
+            nc++;
+        else if (nw < GA_KERNELS_MAX_WRITES && writes_word(w[i], &writes[nw]))
+            nw++;
+        else
             return false;
-    ga_kernels_rule_t r = {w[0], w[1], any, codes, (unsigned)n - 3};
+    }
+    ga_kernels_rule_t r = {w[0], w[1], any, codes, nc, writes, nw};
     c->add(c->arg, &r);
     return true;
 }
@@ -150,7 +180,8 @@ int ga_kernels_parse_table(const char *text, size_t len, const char *source_name
 {
     parse_ctx_t c = {add, arg};
     return ga_each_line(text, len, source_name,
-                        "'<original> <replacement> grid=program|grid=any code=<16 hex digits>...'",
+                        "'<original> <replacement> grid=program|grid=any code=<16 hex digits>... "
+                        "[writes=P:Q*S...]'",
                         table_line, &c);
 }
 
@@ -186,6 +217,9 @@ static void add_rule(void *arg, const ga_kernels_rule_t *in)
     }
     r->any_grid = in->any_grid;
     r->source = c->source;
+    r->nwrites = in->nwrites;
+    if (in->nwrites)
+        memcpy(r->writes, in->writes, in->nwrites * sizeof *r->writes);
     r->ncodes = in->ncodes;
     if (in->ncodes)
         memcpy(r->codes, in->codes, in->ncodes * sizeof *r->codes);
@@ -415,6 +449,8 @@ static void decide(const ga_rt_t *rt, decision_t *d)
     if (r && r->ncodes) {
         snprintf(repl, sizeof repl, "%s", r->replacement), src = r->source, any = r->any_grid;
         verified = verified_locked(orig->owner, r, &id);
+        d->nwrites = r->nwrites;
+        memcpy(d->writes, r->writes, sizeof d->writes);
     }
     pthread_mutex_unlock(&lock);
     if (src < 0)
@@ -452,6 +488,9 @@ static void decide(const ga_rt_t *rt, decision_t *d)
         return;
     }
     d->any_grid = any;
+    snprintf(d->name, sizeof d->name, "%s", orig->name);
+    if (rt->cfg.kernels_verify && d->nwrites)
+        atomic_store_explicit(&d->verify_left, rt->cfg.kernels_verify, memory_order_relaxed);
     atomic_store_explicit(&d->replacement, k, memory_order_release);
     ga_debug("kernels: %s -> %s (%s)", orig->name, repl, any ? "grid=any" : "grid=program");
 }
@@ -527,6 +566,10 @@ static void kernels_report(void)
                 "denied=%llu failed=%llu",
                 (unsigned long long)s, (unsigned long long)o, (unsigned long long)u,
                 (unsigned long long)m, (unsigned long long)dn, (unsigned long long)fl);
+    uint64_t v = atomic_load(&shadow_same_n), x = atomic_load(&shadow_differed_n);
+    if (v + x)
+        ga_info("kernels: checked beside the original (GPUACCEL_KERNELS_VERIFY): same=%llu "
+                "differed=%llu", (unsigned long long)v, (unsigned long long)x);
 }
 
 static void fork_child(void)
@@ -541,6 +584,8 @@ static void fork_child(void)
         free_known(k);
     }
     atomic_store(&swapped, 0);
+    atomic_store(&shadow_same_n, 0);
+    atomic_store(&shadow_differed_n, 0);
 }
 
 static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
@@ -549,14 +594,167 @@ static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
 
 /* Launches with `extra` carry their parameters in one blob whose layout the
  * replacement need not share: never swapped. */
+/* ---- the shadow check (GPUACCEL_KERNELS_VERIFY) ---------------------------------------
+ * On a replacement's first N launches whose row says what it writes: before
+ * it, on the program's stream, the bytes it will write are saved, the
+ * original runs (with the program's own configuration), its bytes are kept
+ * aside and the saved ones put back; the replacement then runs as usual.
+ * After its launch the stream is waited for and the two results compared:
+ * where they differ the original's bytes are put back and the replacement is
+ * dropped for good. Not while graphs may hold launches (the wait would be for
+ * a launch not yet made). */
+
+typedef struct shadow {
+    decision_t *d;      /* NULL: no check pending on this thread */
+    CUstream s;
+    unsigned n;
+    struct {
+        CUdeviceptr at, save, out;
+        size_t len;
+    } w[GA_KERNELS_MAX_WRITES];
+} shadow_t;
+/* Begun in the launch's rewrite, ended in its launch_done: one thread. */
+static __thread shadow_t pending;
+
+static void shadow_free(const ga_rt_t *rt, shadow_t *sh)
+{
+    __typeof__(&cuMemFree_v2) mfree = GA_REAL(rt, GA_ID_cuMemFree_v2, cuMemFree_v2);
+    for (unsigned i = 0; i < sh->n; i++) {
+        if (sh->w[i].save)
+            mfree(sh->w[i].save);
+        if (sh->w[i].out)
+            mfree(sh->w[i].out);
+    }
+    memset(sh, 0, sizeof *sh);
+}
+
+/* The bytes write w of the launch covers: [*at, *at + *len). */
+static bool write_range(const ga_kernel_t *k, const ga_launch_t *l, const ga_kernels_write_t *w,
+                        CUdeviceptr *at, size_t *len)
+{
+    if (w->ptr >= k->nparams || w->count >= k->nparams || k->size[w->ptr] != 8 ||
+        (k->size[w->count] != 4 && k->size[w->count] != 8))
+        return false; /* a row that does not fit the kernel: nothing checked */
+    uint64_t count = 0;
+    uint32_t c32;
+    memcpy(at, l->params[w->ptr], 8);
+    if (k->size[w->count] == 4)
+        memcpy(&c32, l->params[w->count], 4), count = c32;
+    else
+        memcpy(&count, l->params[w->count], 8);
+    if (count > ((uint64_t)1 << 40) / w->scale)
+        return false;
+    *len = (size_t)(count * w->scale);
+    return true;
+}
+
+static void shadow_begin(const ga_rt_t *rt, decision_t *d, const ga_launch_t *l,
+                         const unsigned grid[3], const unsigned block[3])
+{
+    const ga_kernel_t *k = ga_kernel_info(rt, l->original);
+    if (!k || !k->params_known || !l->params || !ga_own_calls_enter())
+        return;
+    __typeof__(&cuMemAlloc_v2) alloc = GA_REAL(rt, GA_ID_cuMemAlloc_v2, cuMemAlloc_v2);
+    __typeof__(&cuMemcpyDtoDAsync_v2) dd =
+        GA_REAL(rt, GA_ID_cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2);
+    __typeof__(&cuLaunchKernel) launch =
+        GA_REAL(rt, l->per_thread ? GA_ID_cuLaunchKernel_ptsz : GA_ID_cuLaunchKernel, cuLaunchKernel);
+    shadow_t sh = {.d = d, .s = l->per_thread && !l->stream ? CU_STREAM_PER_THREAD : l->stream};
+    bool ok = alloc && dd && launch;
+    for (unsigned i = 0; ok && i < d->nwrites; i++) {
+        CUdeviceptr at;
+        size_t len;
+        if (!(ok = write_range(k, l, &d->writes[i], &at, &len)) || !len)
+            continue;
+        unsigned j = sh.n++;
+        sh.w[j].at = at, sh.w[j].len = len;
+        ok = alloc(&sh.w[j].save, len) == CUDA_SUCCESS && alloc(&sh.w[j].out, len) == CUDA_SUCCESS &&
+             dd(sh.w[j].save, at, len, sh.s) == CUDA_SUCCESS;
+    }
+    ok = ok && sh.n &&
+         launch(l->original, grid[0], grid[1], grid[2], block[0], block[1], block[2], l->shmem,
+                l->stream, l->params, NULL) == CUDA_SUCCESS;
+    for (unsigned j = 0; ok && j < sh.n; j++)
+        ok = dd(sh.w[j].out, sh.w[j].at, sh.w[j].len, sh.s) == CUDA_SUCCESS &&
+             dd(sh.w[j].at, sh.w[j].save, sh.w[j].len, sh.s) == CUDA_SUCCESS;
+    if (ok)
+        pending = sh;
+    else
+        shadow_free(rt, &sh);
+    ga_own_calls_leave();
+}
+
+/* Are the replacement's bytes the original's? -1 unknown (an error). */
+static int shadow_same(const ga_rt_t *rt, const shadow_t *sh)
+{
+    __typeof__(&cuMemcpyDtoH_v2) dh = GA_REAL(rt, GA_ID_cuMemcpyDtoH_v2, cuMemcpyDtoH_v2);
+    int same = 1;
+    for (unsigned j = 0; same == 1 && j < sh->n; j++) {
+        char *a = malloc(sh->w[j].len), *b = malloc(sh->w[j].len);
+        if (!a || !b || dh(a, sh->w[j].at, sh->w[j].len) != CUDA_SUCCESS ||
+            dh(b, sh->w[j].out, sh->w[j].len) != CUDA_SUCCESS)
+            same = -1;
+        else if (memcmp(a, b, sh->w[j].len))
+            same = 0;
+        free(a), free(b);
+    }
+    return same;
+}
+
+static void shadow_end(const ga_rt_t *rt, const ga_launch_t *l)
+{
+    shadow_t sh = pending;
+    memset(&pending, 0, sizeof pending);
+    if (!sh.d || !ga_own_calls_enter()) { /* (a capture opening: the scratch stays) */
+        return;
+    }
+    decision_t *d = sh.d;
+    bool ran = l->rewritten_by == &ga_feature_kernels && l->rewrite_result == CUDA_SUCCESS;
+    __typeof__(&cuStreamSynchronize) sync = GA_REAL(rt, GA_ID_cuStreamSynchronize, cuStreamSynchronize);
+    __typeof__(&cuMemcpyDtoDAsync_v2) dd =
+        GA_REAL(rt, GA_ID_cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2);
+    int same = ran && sync(sh.s) == CUDA_SUCCESS ? shadow_same(rt, &sh) : -1;
+    if (same == 0) {
+        for (unsigned j = 0; j < sh.n; j++) /* the original's bytes, as without the library */
+            dd(sh.w[j].at, sh.w[j].out, sh.w[j].len, sh.s);
+        sync(sh.s);
+        atomic_store_explicit(&d->replacement, NULL, memory_order_release);
+        atomic_store(&d->verify_left, 0);
+        atomic_fetch_add(&shadow_differed_n, 1);
+        ga_warn("kernels: %s: its replacement wrote other bytes than the original "
+                "(GPUACCEL_KERNELS_VERIFY): the original's kept, the replacement dropped",
+                d->name);
+    } else if (same == 1) {
+        atomic_fetch_add(&shadow_same_n, 1);
+        unsigned left = atomic_load(&d->verify_left);
+        while (left && !atomic_compare_exchange_weak(&d->verify_left, &left, left - 1))
+            ;
+        if (left == 1)
+            ga_info("kernels: %s: its replacement wrote the original's bytes on every launch "
+                    "checked", d->name);
+    }
+    shadow_free(rt, &sh);
+    ga_own_calls_leave();
+}
+
 static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
 {
-    return !l->extra && ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem);
+    unsigned grid[3] = {l->grid[0], l->grid[1], l->grid[2]};
+    unsigned block[3] = {l->block[0], l->block[1], l->block[2]};
+    if (l->extra || !ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem))
+        return false;
+    decision_t *d = rt->cfg.kernels_verify && !rt->cfg.graphs
+                        ? ga_kernel_decision(l->original, slot) : NULL;
+    if (d && atomic_load_explicit(&d->verify_left, memory_order_relaxed))
+        shadow_begin(rt, d, l, grid, block);
+    return true;
 }
 
 static void kernels_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
 {
     (void)r; /* the replacement's own result: the original may have run after it */
+    if (pending.d)
+        shadow_end(rt, l);
     if (!l->held)
         ga_kernels_launched(rt, l->original, l->rewritten_by == &ga_feature_kernels, l->rewrite_result);
 }

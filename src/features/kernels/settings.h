@@ -11,6 +11,11 @@
     X(GPUACCEL_KERNELS_EXTRA, STR, kernels_extra, "", "GPUACCEL_KERNELS",                \
       "FATBIN:TABLE of user replacement kernels")                                        \
     X(GPUACCEL_KERNELS_DENY, STR, kernels_deny, "", "GPUACCEL_KERNELS",                  \
-      "glob of kernel names never swapped")
+      "glob of kernel names never swapped")                                              \
+    X(GPUACCEL_KERNELS_VERIFY, UINT, kernels_verify, "0", "GPUACCEL_KERNELS",            \
+      "on the first N launches of each replacement whose table row says what it writes " \
+      "(writes=), run the original too and compare the bytes; one that differs is "     \
+      "dropped, the original's bytes kept")                                              \
+    R(GPUACCEL_KERNELS_VERIFY, "0", "1000000")
 
 #endif

@@ -92,6 +92,37 @@ static void count_rule(void *arg, const ga_kernels_rule_t *r)
     ((int *)arg)[2] += (int)r->ncodes;
 }
 
+/* The writes= words of the rules parsed, flattened. */
+static void keep_writes(void *arg, const ga_kernels_rule_t *r)
+{
+    unsigned *w = arg;
+    for (unsigned i = 0; i < r->nwrites && w[0] < 8; i++, w[0]++)
+        w[1 + 3 * w[0]] = r->writes[i].ptr, w[2 + 3 * w[0]] = r->writes[i].count,
+                      w[3 + 3 * w[0]] = r->writes[i].scale;
+}
+
+/* writes=P:Q*S: parameters below 32, S from 1 to 2^20, at most 4, any order
+ * among the code words; anything else makes the line bad. */
+static void writes_words(void)
+{
+    const char *good = "_Z1aPjj ga_a grid=any writes=0:1*4 code=0123456789abcdef\n"
+                       "_Z1bPKjPjj ga_b grid=program code=0123456789abcdef writes=1:2*8 "
+                       "writes=31:0*1048576\n";
+    unsigned w[1 + 3 * 8] = {0};
+    CHECK(ga_kernels_parse_table(good, strlen(good), "t", keep_writes, w) == 2 && w[0] == 3);
+    CHECK(w[1] == 0 && w[2] == 1 && w[3] == 4 && w[4] == 1 && w[5] == 2 && w[6] == 8 &&
+          w[7] == 31 && w[8] == 0 && w[9] == 1048576);
+    const char *bad[] = {"writes=1:2", "writes=32:1*4", "writes=1:32*4", "writes=1:2*0",
+                         "writes=1:2*1048577", "writes=-1:2*4", "writes=1:2*4x", "writes=a:2*4",
+                         "writes=1:2*4 writes=1:2*4 writes=1:2*4 writes=1:2*4 writes=1:2*4"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[300];
+        snprintf(line, sizeof line, "_Z1aPjj ga_a grid=any code=0123456789abcdef %s\n", bad[i]);
+        unsigned none[1 + 3 * 8] = {0};
+        CHECK(ga_kernels_parse_table(line, strlen(line), "t", keep_writes, none) == 0);
+    }
+}
+
 enum { BAD_LINE = 13 }; /* the table's first malformed line */
 
 int main(void)
@@ -212,13 +243,15 @@ int main(void)
     for (int i = 0; i < 5; i++) {
         char at[200];
         snprintf(at, sizeof at, "%s:%d: expected '<original> <replacement> "
-                 "grid=program|grid=any code=<16 hex digits>...'", stub_paths[1], BAD_LINE + i);
+                 "grid=program|grid=any code=<16 hex digits>... [writes=P:Q*S...]'",
+                 stub_paths[1], BAD_LINE + i);
         CHECK(stub_logged(at));
     }
     CHECK(kept(bad));
     int rules[3] = {0, 0, 0};
     CHECK(ga_kernels_parse_table(table, strlen(table), "t", count_rule, rules) == 9 &&
           rules[0] == 9 && rules[1] == 1 && rules[2] == 9);
+    writes_words();
     stub_files_remove();
     return check_done("test_kernels");
 }
