@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "codeids.h"
 #include "core/config.h"
+#include "core/textfile.h"
 #include "report.h"
 
 int cmd_run(int argc, char **argv)
@@ -64,9 +65,90 @@ int cmd_report(int argc, char **argv)
     return rc;
 }
 
-/* gpuaccel kernels list | verify [ARGS] | ids FILE [NAME...]: what the
- * library ships, the harness that proves it (kernels/verify, installed beside
- * the library), and the code identities a table's rows name. */
+/* One table row against a program: its kernel of that name, and whether its
+ * code is one the row lists. The program's identities come from
+ * codeids_print, read back from a memory stream (its one printer). */
+static void row_against(const char *path, char *row)
+{
+    char *w[64];
+    int n = 0;
+    for (char *t = strtok(row, " \t\r"); t && n < 64; t = strtok(NULL, " \t\r"))
+        w[n++] = t;
+    if (n < 3)
+        return;
+    char *found = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&found, &len);
+    if (!mem)
+        return;
+    int rc = codeids_print(mem, path, w, 1);
+    fclose(mem);
+    unsigned held = 0, listed = 0;
+    char first[40] = "";
+    for (char *line = strtok(found ? found : (char *)"", "\n"); line; line = strtok(NULL, "\n")) {
+        const char *code = line[0] != '#' ? strstr(line, " code=") : NULL;
+        if (!code)
+            continue;
+        held++;
+        if (!first[0])
+            snprintf(first, sizeof first, "%s", code + 1);
+        for (int i = 3; i < n; i++)
+            listed += !strcmp(w[i], code + 1);
+    }
+    free(found);
+    unsigned codes = 0;
+    for (int i = 3; i < n; i++)
+        codes += !strncmp(w[i], "code=", 5);
+    printf("%s %s: ", w[0], w[1]);
+    if (rc == 2)
+        printf("the program cannot be read\n");
+    else if (!held)
+        printf("not in the program\n");
+    else if (listed)
+        printf("replaced: its code is one the row lists\n");
+    else if (!codes)
+        printf("named, not replaced: the row lists no code (the program's: %s)\n", first);
+    else
+        printf("named, not replaced: the program's code (%s) is not one the row lists\n", first);
+}
+
+/* kernels list --program FILE: each row of the library's table (and of
+ * GPUACCEL_KERNELS_EXTRA's, when set) against FILE's kernels. */
+static int list_against(const char *table, const char *path)
+{
+    char *copy = strdup(table), *save = NULL;
+    if (!copy)
+        return die(EX_FAIL, "%s", "out of memory");
+    char *rows[4096];
+    unsigned n = 0;
+    for (char *line = strtok_r(copy, "\n", &save); line && n < 4096;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        if (strspn(line, " \t\r") < strlen(line))
+            rows[n++] = line;
+    }
+    printf("# %u rows against %s\n", n, path);
+    for (unsigned i = 0; i < n; i++)
+        row_against(path, rows[i]);
+    free(copy);
+    return EX_OK;
+}
+
+/* The text of GPUACCEL_KERNELS_EXTRA's TABLE (after the last colon), or NULL. */
+static char *extra_table(void)
+{
+    const char *spec = getenv("GPUACCEL_KERNELS_EXTRA"), *colon = spec ? strrchr(spec, ':') : NULL;
+    size_t len;
+    return colon ? ga_read_file(colon + 1, 16u << 20, &len) : NULL;
+}
+
+/* gpuaccel kernels list [--program FILE] | verify [ARGS] | ids FILE [NAME...]:
+ * what the library ships (and, against a program, which rows would replace
+ * its kernels and why not), the harness that proves it (kernels/verify,
+ * installed beside the library), and the code identities a table's rows
+ * name. */
 int cmd_kernels(int argc, char **argv)
 {
     const char *given = NULL;
@@ -87,8 +169,12 @@ int cmd_kernels(int argc, char **argv)
     if (i >= argc || (strcmp(argv[i], "list") && strcmp(argv[i], "verify")))
         return usage_error("%s", "kernels takes list, verify [--kernel NAME] [--quick] or ids "
                                  "FILE [NAME...]");
-    if (!strcmp(argv[i], "list") && i + 1 < argc)
-        return usage_error("kernels list takes no arguments, not '%s'", argv[i + 1]);
+    const char *program = NULL;
+    if (!strcmp(argv[i], "list") && i + 3 == argc && !strcmp(argv[i + 1], "--program"))
+        program = argv[i + 2];
+    else if (!strcmp(argv[i], "list") && i + 1 < argc)
+        return usage_error("kernels list takes no arguments but --program FILE, not '%s'",
+                           argv[i + 1]);
     char lib[PATH_MAX];
     int rc = find_library(given, lib, sizeof lib);
     if (rc != EX_OK)
@@ -99,6 +185,18 @@ int cmd_kernels(int argc, char **argv)
         if (!table)
             return die(EX_FAIL, "%s: cannot read its kernel table: %s", lib, h ? "no table" : dlerror());
         const char *t = table();
+        if (program) {
+            char *extra = extra_table();
+            size_t nt = strlen(t), ne = extra ? strlen(extra) : 0;
+            char *both = malloc(nt + ne + 2);
+            if (!both)
+                return die(EX_FAIL, "%s", "out of memory");
+            snprintf(both, nt + ne + 2, "%s\n%s", t, extra ? extra : "");
+            free(extra);
+            int listed = list_against(both, program);
+            free(both);
+            return listed;
+        }
         fputs(*t ? t : "# this build ships no replacement kernels (built without nvcc)\n", stdout);
         return EX_OK;
     }

@@ -65,11 +65,13 @@ const command_t commands[] = {
      "          [--export-markdown FILE] [--require-gpu] [--lib PATH] [--] CMD [ARGS...]",
      C_ADVISE},
     {"kernels", cmd_kernels,
-     "the replacement kernels shipped in the library; verify runs each\n"
-     "          against its original on fresh random inputs, bit for bit, and times both;\n"
-     "          ids prints the code identities (code=) of the kernels of FILE (a program,\n"
-     "          shared library, fatbin, cubin or PTX) for a table's rows",
-     "[--lib PATH] list | verify [--kernel NAME] [--quick] | ids FILE [NAME...]", 0},
+     "the replacement kernels shipped in the library (with --program, each row\n"
+     "          and GPUACCEL_KERNELS_EXTRA's against FILE: replaced, or why not); verify\n"
+     "          runs each against its original on fresh random inputs, bit for bit, and\n"
+     "          times both; ids prints the code identities (code=) of the kernels of FILE\n"
+     "          (a program, shared library, fatbin, cubin or PTX) for a table's rows",
+     "[--lib PATH] list [--program FILE] | verify [--kernel NAME] [--quick] |\n"
+     "          ids FILE [NAME...]", 0},
     {"env", cmd_env,
      "every GPUACCEL_* variable: default, value set, effective value, problems\n"
      "          (--check: exit 1 if any); --markdown: the settings table, as doc/settings.md\n"

@@ -136,6 +136,31 @@ report() { # the library's exit report of swaps
     echo "$output" | grep -qx "gpuaccel: kernels: checked beside the original (GPUACCEL_KERNELS_VERIFY): same=$((2 * n)) differed=0"
 }
 
+@test "kernels list --program: each row against a program's kernels, replaced or why not" {
+    ptx 3 1 >"$T/verified.ptx"
+    ptx 5 2 >"$T/namesake.ptx"
+    ptx 3 1 replacements >"$T/repl.ptx"
+    table "$T/verified.ptx" >"$T/user.table"
+    n=$(wc -l <"$T/rows")
+    export GPUACCEL_KERNELS_EXTRA="$T/repl.ptx:$T/user.table"
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$T/verified.ptx"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -c ': replaced: its code is one the row lists$')" -eq "$n" ]
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$T/namesake.ptx"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -c ': replaced:')" -eq 0 ]
+    [ "$(echo "$output" | grep -c "named, not replaced: the program's code (code=[0-9a-f]*) is not one the row lists$")" -ge "$n" ]
+    # a program without those kernels, and a file that is none
+    printf '.version 8.0\n.target sm_90\n.address_size 64\n' >"$T/empty.ptx"
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$T/empty.ptx"
+    [ "$(echo "$output" | grep -c ': not in the program$')" -ge "$n" ]
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$T/empty.ptx" extra
+    [ "$status" -ne 0 ]
+    echo "$output" | grep -q "kernels list takes no arguments but --program FILE"
+}
+
 @test "the defaults: the shipped rows replace the bundled prover's own code, never a namesake's" {
     [ -n "$NVCC" ] || skip "built without nvcc: the library ships no replacements"
     command -v objcopy >/dev/null || skip "no objcopy to take the prover's fatbin out"

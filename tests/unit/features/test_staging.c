@@ -799,8 +799,9 @@ static unsigned adapted(unsigned native_us, unsigned staged_us, bool want_staged
 static void admission_by_measurement(void)
 {
     rt.cfg.staging_adapt = true;
-    adapted(1000, 0, true);  /* the driver slow: staged, but for the first driver copy and probes */
-    adapted(0, 1000, false); /* staging slow: the driver's, but for the first staged copy and probes */
+    /* 20 ms: far beyond either way's own time on a loaded machine (1 ms was not) */
+    adapted(20000, 0, true);  /* the driver slow: staged, but for the first driver copy and probes */
+    adapted(0, 20000, false); /* staging slow: the driver's, but for the first staged copy and probes */
     rt.cfg.staging_adapt = false;
     ga_admit_reset();
 }
