@@ -76,7 +76,8 @@ slot_t *ga_co_holding_locked(CUdeviceptr src, size_t n)
         if (s->state == S_VALID && src >= s->base && src + n <= s->base + s->len &&
             slot_valid(s)) {
             s->used = ++clock_tick;
-            ga_co_note_read_locked(s->alloc_base);
+            if (s->big || s->counted) /* a large copy or mirror: what admission weighs */
+                ga_co_note_read_locked(s->alloc_base);
             return s;
         }
     }
