@@ -438,6 +438,27 @@ static bool worth_growing(size_t have, size_t want, size_t max)
     return want >= GROW * have || (want == max && have < max);
 }
 
+/* The ring's slots in `mem`, of `chunk` bytes each. */
+static void ring_install(engine_t *e, void *mem, size_t chunk, bool registered)
+{
+    for (unsigned i = 0; i < N_SLOTS; i++)
+        e->slot[i].host = (char *)mem + (size_t)i * chunk;
+    e->ring = mem, e->chunk = chunk, e->registered = registered;
+}
+
+/* A larger ring in place of the engine's, once the old one's DMAs are done;
+ * else (a DMA's state unknown) the new one goes and the old one stays. */
+static void ring_replace(const ga_rt_t *rt, engine_t *e, void *mem, size_t chunk, bool registered)
+{
+    if (!ring_idle(rt, e)) {
+        ring_mem_free(rt, mem, (size_t)N_SLOTS * chunk, registered);
+        return;
+    }
+    ring_mem_free(rt, e->ring, (size_t)N_SLOTS * e->chunk, e->registered);
+    ring_install(e, mem, chunk, registered);
+    atomic_fetch_add_explicit(&n_grown, 1, memory_order_relaxed);
+}
+
 /* The pages are touched one at a time rather than populated by mmap: a
  * populating mmap holds the process's memory map for the whole range (ms),
  * stalling the program's own mmap and munmap calls meanwhile. */
@@ -498,14 +519,8 @@ static void prep_adopt(const ga_rt_t *rt, engine_t *e)
     } else if (!reg || reg(p->mem, bytes, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS) {
         munmap(p->mem, bytes);
         next = PREP_OFF;
-    } else if (!ring_idle(rt, e)) { /* a DMA's state is unknown: keep what it uses */
-        ring_mem_free(rt, p->mem, bytes, true);
     } else {
-        ring_mem_free(rt, e->ring, (size_t)N_SLOTS * e->chunk, e->registered);
-        for (unsigned i = 0; i < N_SLOTS; i++)
-            e->slot[i].host = (char *)p->mem + (size_t)i * p->chunk;
-        e->ring = p->mem, e->chunk = p->chunk, e->registered = true;
-        atomic_fetch_add_explicit(&n_grown, 1, memory_order_relaxed);
+        ring_replace(rt, e, p->mem, p->chunk, true);
     }
     p->mem = NULL;
     atomic_store_explicit(&p->state, next, memory_order_relaxed);
@@ -521,23 +536,16 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
     if (!ring)
         return e->ready; /* a larger ring failed: the one there serves */
     if (e->ready) {
-        if (!ring_idle(rt, e)) { /* a DMA's state is unknown: keep what it uses */
-            ring_mem_free(rt, ring, (size_t)N_SLOTS * want, registered);
-            return true;
-        }
-        ring_mem_free(rt, e->ring, (size_t)N_SLOTS * e->chunk, e->registered);
-        atomic_fetch_add_explicit(&n_grown, 1, memory_order_relaxed);
-    } else {
-        for (unsigned i = 0; i < N_SLOTS; i++)
-            if (create(&e->slot[i].ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-                e->ring = ring, e->chunk = want, e->registered = registered;
-                free_ring(rt, e, i);
-                return false;
-            }
+        ring_replace(rt, e, ring, want, registered);
+        return true;
     }
     for (unsigned i = 0; i < N_SLOTS; i++)
-        e->slot[i].host = (char *)ring + (size_t)i * want;
-    e->ring = ring, e->chunk = want, e->registered = registered;
+        if (create(&e->slot[i].ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+            e->ring = ring, e->chunk = want, e->registered = registered;
+            free_ring(rt, e, i);
+            return false;
+        }
+    ring_install(e, ring, want, registered);
     e->ready = true;
     return true;
 }
