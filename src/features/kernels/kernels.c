@@ -739,12 +739,15 @@ static void shadow_end(const ga_rt_t *rt, const ga_launch_t *l)
 
 static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
 {
-    unsigned grid[3] = {l->grid[0], l->grid[1], l->grid[2]};
-    unsigned block[3] = {l->block[0], l->block[1], l->block[2]};
-    if (l->extra || !ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem))
+    if (l->extra)
         return false;
-    decision_t *d = rt->cfg.kernels_verify && !rt->cfg.graphs
-                        ? ga_kernel_decision(l->original, slot) : NULL;
+    if (!rt->cfg.kernels_verify || rt->cfg.graphs) /* every launch: nothing more */
+        return ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem);
+    unsigned grid[3] = {l->grid[0], l->grid[1], l->grid[2]}; /* the program's, for the original */
+    unsigned block[3] = {l->block[0], l->block[1], l->block[2]};
+    if (!ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem))
+        return false;
+    decision_t *d = ga_kernel_decision(l->original, slot);
     if (d && atomic_load_explicit(&d->verify_left, memory_order_relaxed))
         shadow_begin(rt, d, l, grid, block);
     return true;
