@@ -25,10 +25,12 @@
  * more as make 8 MiB (first-use costs: the driver's, or the library's
  * staging buffers, which it makes once a process has copied 4 MiB of
  * pageable memory and grows with an eighth of what it copied).
- * Prints "result pageable <us per copy> dir=... size=... GBps=... mode=...".
+ * Prints "result pageable <us per copy> dir=... size=... GBps=... mode=...";
+ * with --each, also "copy K US" on stderr for every copy, the warm-up's
+ * included (K < 0): where a mean's time went (first-use costs, outliers).
  *
  * usage: bench_pageable --dir htod|dtoh --size BYTES [--iters N] [--async]
- *                       [--mode native|reference] [--seed S]
+ *                       [--mode native|reference] [--seed S] [--each]
  */
 #include "common.h"
 
@@ -72,9 +74,9 @@ __global__ void checksum(const uint32_t *d, size_t n, unsigned long long *out)
 int main(int argc, char **argv)
 {
     long long size = 64ll << 20, iters = 20, seed = 1;
-    int dtoh = -1, reference = 0, async = 0;
+    int dtoh = -1, reference = 0, async = 0, each = 0;
     g_usage = "--dir htod|dtoh --size BYTES [--iters N] [--async] [--mode native|reference] "
-              "[--seed S]";
+              "[--seed S] [--each]";
     for (int i = 1; i < argc; i++) {
         if (ARG_IS("--dir"))
             dtoh = arg_either(argc, argv, &i, "htod", "dtoh");
@@ -84,6 +86,8 @@ int main(int argc, char **argv)
             iters = arg_ll(argc, argv, &i, 1);
         else if (ARG_IS("--async"))
             async = 1;
+        else if (ARG_IS("--each"))
+            each = 1;
         else if (ARG_IS("--mode"))
             reference = arg_either(argc, argv, &i, "native", "reference");
         else if (ARG_IS("--seed"))
@@ -149,6 +153,8 @@ int main(int argc, char **argv)
         }
         CK(timer_sync());
         double t1 = now_us();
+        if (each)
+            fprintf(stderr, "copy %lld %.3f\n", k, t1 - t0);
         if (k < 0)
             continue;
         total += t1 - t0;
