@@ -120,7 +120,15 @@
  * ms for 32 MiB on that host, registering them 1.8-3.4 ms (cuMemHostAlloc:
  * 15-19 ms). Made in the copy's own thread instead, the growth of the rings
  * cost sppark's NTTs (600 MiB of copies after a small warm-up) 13 ms of a
- * 37 ms phase. */
+ * 37 ms phase.
+ *
+ * A ring grows no further than its copies use (slot_cap): slots of half the
+ * largest copy staging was offered. Larger slots buy a copy nothing (a copy
+ * of one chunk cannot overlap its memcpy with its DMA) and cost their
+ * registration: on an H200 host a loop of 64 KiB uploads, already faster
+ * staged than by the driver copy by copy (p50 17.7-21 us against 19-27),
+ * ran slower on average because a 1.3-1.9 ms registration of a ring it
+ * never needed landed in it. */
 enum { N_ENGINES = 4, N_SLOTS = 4, MIN_CHUNK = 64 << 10, MAX_THREADS = 64 };
 enum { RING_SHARE = 16, PREP_SHARE = 8, GROW = 4 };
 
@@ -174,6 +182,7 @@ static _Atomic uint64_t traffic;
 static _Atomic uint64_t n_htod, n_dtoh, n_bytes, n_declined, n_busy, n_fallbacks, n_early;
 static _Atomic uint64_t n_grown;  /* rings made again, larger */
 static _Atomic uint64_t n_driver; /* copies sent to the driver by measurement */
+static _Atomic size_t largest;    /* the largest copy staging was offered */
 
 /* ---- the settings --------------------------------------------------------------- */
 
@@ -555,9 +564,35 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
  * ga_staging_ring_chunk(max, t); larger ones prepared by their own thread
  * and put in place here (the events stay), or, where the driver does not
  * register pages, made here as the first. False when there is none to use. */
+/* The slot size the copies so far can use: half the largest, a power of two
+ * of MIN_CHUNK or more (see the ring's comment above). */
+static size_t slot_cap(void)
+{
+    size_t half = atomic_load_explicit(&largest, memory_order_relaxed) / 2, c = MIN_CHUNK;
+    while (c < half)
+        c *= 2;
+    return c;
+}
+
+/* The slot size wanted after t bytes of traffic, within what copies use. */
+static size_t ring_want(size_t max, uint64_t t)
+{
+    size_t want = ga_staging_ring_chunk(max, t), cap = slot_cap();
+    return want < cap ? want : cap;
+}
+
+static void note_largest(size_t n)
+{
+    size_t was = atomic_load_explicit(&largest, memory_order_relaxed);
+    while (n > was &&
+           !atomic_compare_exchange_weak_explicit(&largest, &was, n, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
 static bool ensure_ring(const ga_rt_t *rt, engine_t *e, uint64_t t, size_t max)
 {
-    size_t want = ga_staging_ring_chunk(max, t);
+    size_t want = ring_want(max, t);
     if (!e->ready)
         return want && ring_make(rt, e, want);
     int state = atomic_load_explicit(&e->prep.state, memory_order_acquire);
@@ -566,7 +601,7 @@ static bool ensure_ring(const ga_rt_t *rt, engine_t *e, uint64_t t, size_t max)
     if (!can_prep)
         return !worth_growing(e->chunk, want, max) || ring_make(rt, e, want);
     prep_adopt(rt, e);
-    size_t ahead = ga_staging_ring_chunk(max, t * (RING_SHARE / PREP_SHARE));
+    size_t ahead = ring_want(max, t * (RING_SHARE / PREP_SHARE));
     if (worth_growing(e->chunk, ahead, max) &&
         atomic_load_explicit(&e->prep.state, memory_order_acquire) == PREP_IDLE)
         prep_start(e, ahead);
@@ -785,6 +820,7 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
         return false;
     }
     uint64_t t = atomic_fetch_add_explicit(&traffic, n, memory_order_relaxed) + n;
+    note_largest(n);
     /* Before the traffic pays for a ring, and where the driver has been the
      * faster way for this kind and size of copy: the driver's copy, timed. */
     bool early = !ga_staging_ring_chunk(chunk_size(rt), t);
@@ -924,6 +960,7 @@ static void fork_child(void)
     atomic_store(&n_driver, 0);
     ga_admit_reset();
     atomic_store(&traffic, 0);
+    atomic_store(&largest, 0);
 }
 
 static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
