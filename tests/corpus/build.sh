@@ -72,7 +72,8 @@ if carried stwo; then
     W=$C/stwo/cuda
     o=$obj/stwo
     mkdir -p "$o"
-    for f in utils fields bit_reverse batch_inverse poly/twiddles poly/ifft poly/rfft poly/utils blake2s; do
+    for f in utils fields bit_reverse batch_inverse poly/twiddles poly/ifft poly/rfft poly/utils \
+        poly/eval_at_point quotients fri/fold_line fri/fold_circle_into_line fri/utils blake2s; do
         job "$o/$(echo "$f" | tr / _).o $W/src/$f.cu -rdc=true -I$W/include -I$W"
     done
     job "$o/stwo_prover.o $here/stwo/stwo_prover.cu"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # corpus.sh (GPU) - public GPU prover code run natively and under the library:
 # supranational/sppark's NTT, RISC Zero's prover kernels, NethermindEth/stwo-gpu's
-# circle FFT and Merkle commitment and ICICLE v2's Groth16 MSMs and NTTs, each
+# circle FFT and Merkle commitment (stwo_commit) and a whole proof of a trace
+# (stwo_proof, at the middle size: out-of-domain samples, quotients, FRI and the
+# decommitments) and ICICLE v2's Groth16 MSMs and NTTs, each
 # built from the project's own sources (carried by tools/carry-corpus.sh, never
 # committed) and driven by tests/corpus/<project> the way the project's prover
 # drives it.
@@ -277,6 +279,7 @@ for sz in $sizes; do
     want risc0 && { row "risc0_poseidon2_$sz" "$(bin_of risc0)" "$sz" poseidon2; ran=1; }
     want risc0 && [ "$sz" = "$mid" ] && row "risc0_sha256_$sz" "$(bin_of risc0)" "$sz" sha256
     want stwo && { row "stwo_commit_$sz" "$(bin_of stwo)" "$sz"; ran=1; }
+    want stwo && [ "$sz" = "$mid" ] && row "stwo_proof_$sz" "$(bin_of stwo)" "$sz" 8 proof
     want icicle && { row "icicle_groth16_$sz" "$(bin_of icicle)" "$sz"; ran=1; }
 done
 [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$table" "$OUT/corpus.txt"

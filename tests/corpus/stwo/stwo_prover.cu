@@ -31,11 +31,37 @@
 // and each decommitted query hashes (blake2s compression of cuda/src/blake2s.cu,
 // written out here) up to the committed root.
 //
-// phase_ms: the proof's commitment, from the trace's upload to the last
-// decommitted value (the twiddles before it are set-up, shared by proofs; the
-// trace generation before and the checks after stay outside).
+// With `proof`, the rest of a proof as stwo's prover::prove drives the backend
+// (starkware-libs/stwo ce5b975, the revision stwo_gpu_backend/Cargo.toml pins:
+// crates/prover/src/core/prover/mod.rs, pcs/prover.rs, fri.rs, vcs/prover.rs):
+//   out-of-domain sample   eval_at_point of every column at a random point of the
+//                          circle over QM31 (poly.rs; stwo's get_random_point)
+//   quotients              accumulate_quotients over the extended columns, one
+//                          sample batch (quotient.rs: the column pointers copied
+//                          to the device, the sample vectors passed from the host)
+//   FRI commitment         the quotients' four coordinate columns committed
+//                          (FriFirstLayerProver), folded into a line
+//                          (fold_circle_into_line into a zeroed layer), then each
+//                          line layer committed and folded (fold_line, its output
+//                          a SecureColumn made as new_with_size makes it: one
+//                          allocation cloned three times) down to 2 values, read
+//                          back with SecureColumn::to_cpu (fri.rs)
+//   FRI decommitment       each queried pair of every layer through at(): four
+//                          whole-column copies per value, the Merkle siblings
+//                          through at() of whole hash layers (vcs/prover.rs)
+// then the trace's decommitment as above. Departures: the trace has no AIR, so no
+// composition polynomial is built or committed (stwo-gpu's constraint kernels are
+// its examples'), and the proof of work, which stwo-gpu runs on the CPU
+// (SimdBackend::grind), is left out. Checked on the CPU, with field arithmetic
+// written here: each sample equals the polynomial's value there (columns 0 and
+// last), every decommitted FRI value hashes to its layer's root, and every fold
+// of a queried pair equals the next layer's value.
 //
-// usage: stwo [LOG2_ROWS 16..22 (20)] [COLUMNS (8)]
+// phase_ms: the proof, from the trace's upload to the last decommitted value
+// (the twiddles before it are set-up, shared by proofs; the trace generation
+// before and the checks after stay outside).
+//
+// usage: stwo [LOG2_ROWS 16..22 (20)] [COLUMNS (8)] [commit|proof (commit)]
 #include <algorithm>
 #include <vector>
 
@@ -70,6 +96,26 @@ void commit_on_first_layer(uint32_t, uint32_t, uint32_t **, Blake2sHash *);
 void commit_on_layer_with_previous(uint32_t, uint32_t, uint32_t **, Blake2sHash *, Blake2sHash *);
 }
 
+// QM31 = CM31[u] / (u^2 - (2 + i)), CM31 = M31[i] / (i^2 + 1): cuda/include/fields.cuh's
+// layout, passed by value as the backend's functions take it.
+struct CM {
+    uint32_t a, b;
+};
+struct QM {
+    CM a, b;
+};
+struct SecurePoint {
+    QM x, y;
+};
+extern "C" {
+QM eval_at_point(uint32_t *, int, QM, QM);
+void accumulate_quotients(uint32_t, uint32_t, uint32_t, uint32_t **, uint32_t, QM, SecurePoint *,
+                          uint32_t *, uint32_t, QM *, uint32_t *, uint32_t, uint32_t *, uint32_t *,
+                          uint32_t *, uint32_t *, uint32_t);
+void fold_circle_into_line(uint32_t *, uint32_t, uint32_t, uint32_t **, QM, uint32_t **);
+void fold_line(uint32_t *, uint32_t, uint32_t, uint32_t **, QM, uint32_t **);
+}
+
 // The project's functions print and carry on; the runtime keeps the error.
 #define ST(call)                                                                          \
     do {                                                                                  \
@@ -86,6 +132,46 @@ static uint32_t m_add(uint32_t a, uint32_t b)
 }
 static uint32_t m_sub(uint32_t a, uint32_t b) { return a >= b ? a - b : a + P - b; }
 static uint32_t m_mul(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) % P); }
+static uint32_t m_neg(uint32_t a) { return a ? P - a : 0; }
+static uint32_t m_inv(uint32_t a) // a^(P-2)
+{
+    uint32_t r = 1;
+    for (uint32_t e = P - 2; e; e >>= 1, a = m_mul(a, a))
+        if (e & 1)
+            r = m_mul(r, a);
+    return r;
+}
+static CM c_add(CM x, CM y) { return {m_add(x.a, y.a), m_add(x.b, y.b)}; }
+static CM c_sub(CM x, CM y) { return {m_sub(x.a, y.a), m_sub(x.b, y.b)}; }
+static CM c_mul(CM x, CM y)
+{
+    return {m_sub(m_mul(x.a, y.a), m_mul(x.b, y.b)), m_add(m_mul(x.a, y.b), m_mul(x.b, y.a))};
+}
+static CM c_inv(CM x)
+{
+    uint32_t f = m_inv(m_add(m_mul(x.a, x.a), m_mul(x.b, x.b)));
+    return {m_mul(x.a, f), m_mul(m_neg(x.b), f)};
+}
+static QM q_add(QM x, QM y) { return {c_add(x.a, y.a), c_add(x.b, y.b)}; }
+static QM q_sub(QM x, QM y) { return {c_sub(x.a, y.a), c_sub(x.b, y.b)}; }
+static QM q_mul(QM x, QM y) // (a + b u)(c + d u) = ac + (2 + i) bd + (ad + bc) u
+{
+    CM ac = c_mul(x.a, y.a), bd = c_mul(x.b, y.b);
+    return {c_add(ac, c_mul({2, 1}, bd)), c_add(c_mul(x.a, y.b), c_mul(x.b, y.a))};
+}
+static QM q_scale(QM x, uint32_t k) { return {c_mul(x.a, {k, 0}), c_mul(x.b, {k, 0})}; }
+static QM q_inv(QM x) // (a - b u) / (a^2 - (2 + i) b^2)
+{
+    CM d = c_inv(c_sub(c_mul(x.a, x.a), c_mul({2, 1}, c_mul(x.b, x.b))));
+    return {c_mul(x.a, d), c_mul({m_neg(x.b.a), m_neg(x.b.b)}, d)};
+}
+static bool q_eq(QM x, QM y) { return !memcmp(&x, &y, sizeof x); }
+static QM q_of(uint32_t m) { return {{m, 0}, {0, 0}}; }
+static QM q_random(Rng &rng)
+{
+    return {{(uint32_t)(rng.next() % P), (uint32_t)(rng.next() % P)},
+            {(uint32_t)(rng.next() % P), (uint32_t)(rng.next() % P)}};
+}
 
 // The circle group of M31 (cuda/include/point.cuh): generator of order 2^31.
 static Point point_mul(Point a, Point b)
@@ -236,6 +322,203 @@ static Blake2sHash *commit_on_layer(size_t size, std::vector<uint32_t *> &column
     return result;
 }
 
+// MerkleProver::commit: the columns at the leaf layer, then one layer per size.
+static std::vector<Blake2sHash *> merkle_commit(std::vector<uint32_t *> &columns, int log_size)
+{
+    std::vector<Blake2sHash *> layers(log_size + 1);
+    std::vector<uint32_t *> none;
+    layers[log_size] = commit_on_layer((size_t)1 << log_size, columns, nullptr);
+    for (int l = log_size - 1; l >= 0; l--)
+        layers[l] = commit_on_layer((size_t)1 << l, none, layers[l + 1]);
+    return layers;
+}
+
+// One leaf opened as stwo's decommit reads it: each column's value through at(),
+// each sibling hash through at() of its layer; into the digest. True if it hashes
+// to the root (layers[0]).
+static bool open_leaf(const std::vector<Blake2sHash *> &layers, int log_size,
+                      const std::vector<uint32_t *> &columns, size_t idx, std::vector<uint32_t> &row,
+                      Digest &dg)
+{
+    const size_t n = (size_t)1 << log_size;
+    row.resize(columns.size());
+    for (size_t c = 0; c < columns.size(); c++)
+        row[c] = to_vec(columns[c], n)[idx];
+    dg.add(row.data(), row.size() * 4);
+    Blake2sHash cur = leaf_hash(row);
+    for (int l = log_size; l > 0; l--) {
+        Blake2sHash sib = to_vec(layers[l], (size_t)1 << l)[idx ^ 1];
+        dg.add(&sib, sizeof sib);
+        cur = (idx & 1) ? node_hash(sib, cur) : node_hash(cur, sib);
+        idx >>= 1;
+    }
+    return same(cur, to_vec(layers[0], 1)[0]);
+}
+
+static int log2_of(size_t n)
+{
+    int l = 0;
+    while (((size_t)1 << l) < n)
+        l++;
+    return l;
+}
+
+// SecureColumnByCoords<CudaBackend> (stwo-gpu secure_column.rs): four coordinate columns.
+static std::vector<uint32_t *> secure_zeros(size_t n)
+{
+    std::vector<uint32_t *> c(4);
+    for (auto &p : c)
+        ST(p = cuda_alloc_zeroes_uint32_t((int)n));
+    return c;
+}
+static std::vector<uint32_t *> secure_new(size_t n) // new_with_size: one allocation, cloned
+{
+    uint32_t *c0;
+    ST(c0 = cuda_malloc_uint32_t((int)n));
+    return {c0, clone(c0, n), clone(c0, n), clone(c0, n)};
+}
+static std::vector<QM> secure_to_cpu(const std::vector<uint32_t *> &c, size_t n)
+{
+    std::vector<std::vector<uint32_t>> v(4);
+    for (int k = 0; k < 4; k++) {
+        uint32_t *t = clone(c[k], n);
+        v[k] = to_vec(t, n);
+        ST(cuda_free_memory(t));
+    }
+    std::vector<QM> r(n);
+    for (size_t i = 0; i < n; i++)
+        r[i] = {{v[0][i], v[1][i]}, {v[2][i], v[3][i]}};
+    return r;
+}
+static void free_all(const std::vector<uint32_t *> &c)
+{
+    for (auto *p : c)
+        ST(cuda_free_memory(p));
+}
+static void free_all(const std::vector<Blake2sHash *> &c)
+{
+    for (auto *p : c)
+        ST(cuda_free_memory(p));
+}
+
+// The FRI prover's layers: cols[0] the quotients (a circle evaluation of the
+// largest size), cols[1..] the line layers down to the last; trees[l] commits
+// cols[l] (all but the last). circle_alpha folds cols[0] into cols[1];
+// alpha[l - 1] folds cols[l] into cols[l + 1].
+struct Fri {
+    std::vector<std::vector<uint32_t *>> cols;
+    std::vector<size_t> size;
+    std::vector<std::vector<Blake2sHash *>> trees;
+    QM circle_alpha;
+    std::vector<QM> alpha;
+    std::vector<QM> last;
+};
+
+// A queried pair's fold, checked on the CPU after the phase: layer l's values at
+// 2i and 2i + 1 against layer l + 1's at i.
+struct FoldCheck {
+    size_t l, i;
+    QM f0, f1, next;
+};
+
+static const size_t LAST_LAYER = 2; // FriConfig::new(0, 1, 3): a last layer of 2 values
+
+// fri.rs FriProver::commit over the quotients' columns (ownership passes to fri).
+static Fri fri_commit(std::vector<uint32_t *> quot, int log_big, uint32_t *itw, size_t tw_size,
+                      Rng &rng, Digest &dg)
+{
+    Fri f;
+    size_t m = (size_t)1 << log_big;
+    f.cols.push_back(quot);
+    f.size.push_back(m);
+    f.trees.push_back(merkle_commit(f.cols[0], log_big));
+    Blake2sHash r = to_vec(f.trees[0][0], 1)[0];
+    dg.add(&r, sizeof r);
+    f.circle_alpha = q_random(rng);
+    std::vector<uint32_t *> line = secure_zeros(m / 2);
+    ST(fold_circle_into_line(itw, (uint32_t)(tw_size - m / 2), (uint32_t)m, quot.data(),
+                             f.circle_alpha, line.data()));
+    for (m /= 2;; m /= 2) {
+        f.cols.push_back(line);
+        f.size.push_back(m);
+        if (m <= LAST_LAYER)
+            break;
+        f.trees.push_back(merkle_commit(line, log2_of(m)));
+        r = to_vec(f.trees.back()[0], 1)[0];
+        dg.add(&r, sizeof r);
+        f.alpha.push_back(q_random(rng));
+        std::vector<uint32_t *> next = secure_new(m / 2);
+        ST(fold_line(itw, (uint32_t)(tw_size - m), (uint32_t)m, line.data(), f.alpha.back(),
+                     next.data()));
+        line = next;
+    }
+    f.last = secure_to_cpu(line, m);
+    dg.add(f.last.data(), f.last.size() * sizeof(QM));
+    return f;
+}
+
+// fri.rs FriProver::decommit for one query of the largest domain: the queried
+// pair of every committed layer opened; the folds kept for the check.
+static bool fri_decommit(const Fri &f, size_t q, std::vector<FoldCheck> &folds, Digest &dg)
+{
+    bool ok = true;
+    size_t p = q;
+    for (size_t l = 0; l < f.trees.size(); l++, p >>= 1) {
+        QM v[2];
+        for (size_t s = 0; s < 2; s++) {
+            std::vector<uint32_t> row;
+            ok &= open_leaf(f.trees[l], log2_of(f.size[l]), f.cols[l], (p & ~(size_t)1) | s, row, dg);
+            v[s] = {{row[0], row[1]}, {row[2], row[3]}};
+        }
+        if (l)
+            folds.back().next = v[p & 1];
+        folds.push_back({l, p >> 1, v[0], v[1], {}});
+    }
+    folds.back().next = f.last[p];
+    return ok;
+}
+
+// The folds by the kernels' own formulas: f' = (f0 + f1) + alpha (f0 - f1) x^-1,
+// x^-1 from the inverse twiddles as fold_line and (get_twiddle) fold_circle_into_line
+// read them; the circle fold adds into a zeroed layer.
+static bool fold_ok(const Fri &f, const FoldCheck &c, const std::vector<uint32_t> &it)
+{
+    uint32_t x_inv;
+    QM alpha;
+    if (c.l == 0) {
+        size_t k = c.i >> 2;
+        switch (c.i & 3) {
+        case 0: x_inv = it[2 * k + 1]; break;
+        case 1: x_inv = m_neg(it[2 * k + 1]); break;
+        case 2: x_inv = m_neg(it[2 * k]); break;
+        default: x_inv = it[2 * k]; break;
+        }
+        alpha = f.circle_alpha;
+    } else {
+        x_inv = it[c.i + (it.size() - f.size[c.l])];
+        alpha = f.alpha[c.l - 1];
+    }
+    QM want = q_add(q_add(c.f0, c.f1), q_mul(alpha, q_scale(q_sub(c.f0, c.f1), x_inv)));
+    return q_eq(want, c.next);
+}
+
+// eval_at_point's value computed here: the coefficients folded pairwise, the
+// lowest bit by y, the next by x, each further one by 2x^2 - 1 of the one before.
+static QM eval_here(const std::vector<uint32_t> &coef, SecurePoint pt)
+{
+    std::vector<QM> lv(coef.size() / 2);
+    for (size_t i = 0; i < lv.size(); i++)
+        lv[i] = q_add(q_of(coef[2 * i]), q_mul(q_of(coef[2 * i + 1]), pt.y));
+    QM x = pt.x;
+    for (size_t len = lv.size(), k = 0; len > 1; len /= 2, k++) {
+        if (k)
+            x = q_sub(q_scale(q_mul(x, x), 2), q_of(1));
+        for (size_t i = 0; i < len / 2; i++)
+            lv[i] = q_add(lv[2 * i], q_mul(lv[2 * i + 1], x));
+    }
+    return lv[0];
+}
+
 int main(int argc, char **argv)
 {
     const int log_n = arg_log(argc, argv, 1, 20, 16, 22);
@@ -243,8 +526,13 @@ int main(int argc, char **argv)
     const int log_blowup = 1, log_big = log_n + log_blowup;
     const size_t n = (size_t)1 << log_n, big = (size_t)1 << log_big;
     const int queries = 3;
-    printf("stwo-gpu commitment: 2^%d rows x %d columns, blowup %d, %d queries\n", log_n, ncols,
-           1 << log_blowup, queries);
+    const bool proof = argc > 3 && !strcmp(argv[3], "proof");
+    if (argc > 3 && !proof && strcmp(argv[3], "commit")) {
+        fprintf(stderr, "usage: %s [LOG2_ROWS] [COLUMNS] [commit|proof]\n", argv[0]);
+        return 64;
+    }
+    printf("stwo-gpu %s: 2^%d rows x %d columns, blowup %d, %d queries\n",
+           proof ? "proof" : "commitment", log_n, ncols, 1 << log_blowup, queries);
     fflush(stdout);
 
     Digest dg;
@@ -297,34 +585,54 @@ int main(int argc, char **argv)
     }
     ST(evaluate_columns(dom_sizes.data(), ext.data(), tw, tw_size, ncols, col_sizes.data()));
 
-    // MerkleProver::commit: the columns at the leaf layer, then one layer per size.
-    std::vector<Blake2sHash *> layers(log_big + 1);
-    std::vector<uint32_t *> none;
-    layers[log_big] = commit_on_layer(big, ext, nullptr);
-    for (int l = log_big - 1; l >= 0; l--)
-        layers[l] = commit_on_layer((size_t)1 << l, none, layers[l + 1]);
+    std::vector<Blake2sHash *> layers = merkle_commit(ext, log_big);
     Blake2sHash root = to_vec(layers[0], 1)[0];
     dg.add(&root, sizeof root);
 
-    // decommit: each queried column value and each sibling through at().
+    Fri fri;
+    std::vector<FoldCheck> folds;
+    SecurePoint oods = {};
+    std::vector<QM> sampled(ncols);
+    if (proof) {
+        // The out-of-domain point (get_random_point: t drawn, (1 - t^2, 2t) / (1 + t^2))
+        // and every column's value there.
+        QM t = q_random(rng), t2 = q_mul(t, t), d = q_inv(q_add(q_of(1), t2));
+        oods = {q_mul(q_sub(q_of(1), t2), d), q_mul(q_add(t, t), d)};
+        for (int c = 0; c < ncols; c++)
+            ST(sampled[c] = eval_at_point(cols[c], (int)n, oods.x, oods.y));
+        dg.add(sampled.data(), sampled.size() * sizeof(QM));
+
+        // compute_fri_quotients: one group (every column has the largest size), one batch.
+        QM rc = q_random(rng);
+        uint32_t **d_cols;
+        ST(d_cols = copy_device_pointer_vec_from_host_to_device(ext.data(), (uint32_t)ncols));
+        std::vector<uint32_t *> quot(4);
+        for (auto &p : quot)
+            ST(p = cuda_malloc_uint32_t((int)big));
+        std::vector<uint32_t> index(ncols);
+        for (int c = 0; c < ncols; c++)
+            index[c] = (uint32_t)c;
+        uint32_t batch = (uint32_t)ncols;
+        ST(accumulate_quotients(1u << (30 - log_big), 1u << (32 - log_big), (uint32_t)big, d_cols,
+                                (uint32_t)ncols, rc, &oods, index.data(), (uint32_t)ncols,
+                                sampled.data(), &batch, 1, quot[0], quot[1], quot[2], quot[3],
+                                (uint32_t)ncols * 3));
+        ST(cuda_free_memory(d_cols));
+        fri = fri_commit(quot, log_big, itw, (size_t)tw_size, rng, dg);
+    }
+
+    // decommit: the queries (of the largest domain) through FRI's layers, then the
+    // trace's: each queried column value and each sibling through at().
     std::vector<size_t> qs(queries);
     for (auto &q : qs)
         q = rng.below((uint32_t)big);
-    for (int qi = 0; qi < queries; qi++) {
-        size_t q = qs[qi];
-        std::vector<uint32_t> row(ncols);
-        for (int c = 0; c < ncols; c++)
-            row[c] = to_vec(ext[c], big)[q];
-        dg.add(row.data(), row.size() * 4);
-        Blake2sHash cur = leaf_hash(row);
-        size_t idx = q;
-        for (int l = log_big; l > 0; l--) {
-            Blake2sHash sib = to_vec(layers[l], (size_t)1 << l)[idx ^ 1];
-            dg.add(&sib, sizeof sib);
-            cur = (idx & 1) ? node_hash(sib, cur) : node_hash(cur, sib);
-            idx >>= 1;
-        }
-        ck.expect(same(cur, root), "query %zu does not hash to the root", q);
+    if (proof)
+        for (size_t q : qs)
+            ck.expect(fri_decommit(fri, q, folds, dg), "FRI query %zu does not hash to its roots", q);
+    for (size_t q : qs) {
+        std::vector<uint32_t> row;
+        ck.expect(open_leaf(layers, log_big, ext, q, row, dg), "query %zu does not hash to the root",
+                  q);
     }
     phase.end();
 
@@ -342,6 +650,19 @@ int main(int argc, char **argv)
         dg.add(coef[c].data(), n * 4);
         std::vector<uint32_t> e = to_vec(ext[c], big);
         dg.add(e.data(), big * 4);
+    }
+
+    // The samples and the folds, by the arithmetic written here.
+    if (proof) {
+        for (int c : {0, ncols - 1})
+            ck.expect(q_eq(eval_here(coef[c], oods), sampled[c]),
+                      "column %d: eval_at_point differs from the polynomial's value", c);
+        for (const FoldCheck &f : folds)
+            ck.expect(fold_ok(fri, f, it), "FRI layer %zu: the fold at %zu differs", f.l, f.i);
+        for (auto &c : fri.cols)
+            free_all(c);
+        for (auto &t : fri.trees)
+            free_all(t);
     }
 
     // evaluate(interpolate(v)) == v, with v in the canonical order computed here.
@@ -371,8 +692,7 @@ int main(int argc, char **argv)
         ST(cuda_free_memory(evals[c]));
         ST(cuda_free_memory(ext[c]));
     }
-    for (auto *l : layers)
-        ST(cuda_free_memory(l));
+    free_all(layers);
     ST(cuda_free_memory(tw));
     ST(cuda_free_memory(itw));
     phase.print();
