@@ -1,7 +1,11 @@
 /* admit.c - staging's admission by measurement: for each kind of copy
  * (direction, synchronous or not) and size class (powers of two from 64 KiB),
- * the fastest recent copy each way, staged and the driver's own; a copy goes
- * the way whose fastest is faster, and a run of PROBE_RUN copies of every
+ * the fastest recent copy each way, staged and the driver's own; a copy is
+ * staged where the staged figure beats the driver's by MARGIN, else it goes
+ * to the driver (the driver's copy is the baseline a copy must not be slower
+ * than, and a staged copy's time varies more: its helpers' wake-up, its
+ * ring; on an H200 host 64 KiB uploads whose fastest copies were alike each
+ * way ran 0.90x of native staged), and a run of PROBE_RUN copies of every
  * PROBE the other way, to keep that figure current. A run, not one copy: the
  * way not taken is cold (staging's helper threads asleep, its ring not grown
  * by the copies that went to the driver), and its first copy says what a
@@ -34,6 +38,7 @@ enum {
     WINDOW = 32,        /* copies a way's window holds before it turns over */
     PROBE = 16,         /* of every PROBE copies of a class, */
     PROBE_RUN = 2,      /* the last PROBE_RUN go the other way */
+    MARGIN = 8,         /* staged only if faster by 1/MARGIN of its time */
 };
 static const size_t BIG = (size_t)1 << 20; /* staged before any driver figure */
 
@@ -78,7 +83,7 @@ ga_way_t ga_admit_choose(unsigned dir, bool sync, size_t n)
         return GA_WAY_STAGED;
     if (!d)
         return n < BIG || probe ? GA_WAY_DRIVER : GA_WAY_STAGED;
-    ga_way_t w = s <= d ? GA_WAY_STAGED : GA_WAY_DRIVER;
+    ga_way_t w = s + s / MARGIN <= d ? GA_WAY_STAGED : GA_WAY_DRIVER;
     return probe ? (ga_way_t)!w : w;
 }
 
