@@ -3,7 +3,8 @@
 # which counts the synchronizations that reach it: a kernel-then-synchronize
 # chain waits once, at the read that observes it, with the same data; host
 # functions, page-locked memory, event queries and code with device-side
-# assertions keep their waits; a
+# assertions keep their waits; a stream destroyed after a deferred wait is
+# waited for first; a
 # deferred kernel's fault is returned by the call that observes it.
 load helpers
 
@@ -84,4 +85,25 @@ lazy() {
     like_native GPUACCEL=0 GPUACCEL_LAZY_SYNC=1 -- "$PROGS/hostmem_prog" async 8
     export FAKECUDA_DEFER=1000000
     like_native GPUACCEL=0 GPUACCEL_LAZY_SYNC=1 -- "$PROGS/hostmem_prog" setfirst 8
+}
+
+# A stream per call (create, work, synchronize, destroy): the destroy pays the
+# deferred wait first, so the stream is idle when it goes. Else the tracker
+# must chain the legacy stream after the destroyed stream's queued work (an
+# event recorded on it and a cuStreamWaitEvent per call, on the device dearer
+# than the wait deferred), which every feature on made before.
+@test "lazy_sync: a stream destroyed after its deferred synchronization is waited for, not chained" {
+    run native "$PROGS/lazy_prog" "$PTX" percall 20
+    echo "$output"
+    has_words 'bad=0'
+    has_words 'driver_waits=21'
+    has_words 'event_waits=0'
+    run env GPUACCEL=all GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+        "$PROGS/lazy_prog" "$PTX" percall 20
+    echo "$output"
+    [ "$status" -eq 0 ]
+    has_words 'bad=0'
+    has_words 'driver_waits=20'
+    has_words 'event_waits=0'
+    [[ "$output" == *"lazy_sync: 21 of 21 synchronizations deferred, 20 waits made"* ]]
 }

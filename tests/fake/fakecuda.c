@@ -2217,10 +2217,17 @@ FAKE_EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
 }
 
 /* Binds to the event's latest record, as it stands now. */
+static unsigned event_waits; /* cuStreamWaitEvent calls, for fakecuda_event_waits */
+FAKE_EXPORT unsigned fakecuda_event_waits(void)
+{
+    return __atomic_load_n(&event_waits, __ATOMIC_RELAXED);
+}
+
 FAKE_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
     (void)flags;
     tick();
+    __atomic_fetch_add(&event_waits, 1, __ATOMIC_RELAXED);
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult r = stream_ok(s);

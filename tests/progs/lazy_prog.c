@@ -10,7 +10,10 @@
  *             count read on the host)
  *   pinned    page-locked memory first, then as chain
  *   event     N x (add 1; cuEventRecord; cuCtxSynchronize; cuEventQuery)
- * Prints the results, then driver_waits=K (waits that reached the driver). */
+ *   percall   N x (a stream created; add 1 on it; cuStreamSynchronize;
+ *             cuStreamDestroy), as a stream-per-call program makes them
+ * Prints the results, then driver_waits=K (waits that reached the driver) and
+ * event_waits=E (cuStreamWaitEvent calls that reached it). */
 #define _GNU_SOURCE
 #include "linked.h"
 #include <dlfcn.h>
@@ -76,6 +79,15 @@ int main(int argc, char **argv)
             bad += cuEventQuery(e) != CUDA_SUCCESS;
         }
         bad += read_check(d, (uint32_t)n);
+    } else if (!strcmp(mode, "percall")) {
+        for (int i = 0; i < n; i++) {
+            CUstream s;
+            CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+            linked_launch(add_fn, s, d, N, 1, 0);
+            CK(cuStreamSynchronize(s));
+            CK(cuStreamDestroy(s));
+        }
+        bad += read_check(d, (uint32_t)n);
     } else {
         void *pinned = NULL;
         if (!strcmp(mode, "pinned"))
@@ -92,6 +104,8 @@ int main(int argc, char **argv)
             CK(cuMemFreeHost(pinned));
     }
     unsigned (*count)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_waits");
-    printf("bad=%u\ndriver_waits=%u\n", bad, count ? count() : 0);
+    unsigned (*ewaits)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_event_waits");
+    printf("bad=%u\ndriver_waits=%u\nevent_waits=%u\n", bad, count ? count() : 0,
+           ewaits ? ewaits() : 0);
     return bad != 0;
 }
