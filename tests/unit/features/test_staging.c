@@ -782,11 +782,13 @@ static void several_threads(void)
     CHECK(all);
 }
 
-/* GPUACCEL_STAGING_ADAPT: each kind and size of copy goes the way measured
- * faster, every 16th the other way; a class with no staged figure is staged
- * once, one under 1 MiB with no driver figure goes to the driver once. 64
- * synchronous round trips of 256 KiB each time, per direction: */
-static unsigned adapted(unsigned native_us, unsigned staged_us, bool want_staged)
+/* GPUACCEL_STAGING_ADAPT: each kind and size of copy is staged where staged
+ * copies ran an eighth faster than the driver's, else goes to the driver; the
+ * last two of every 16 go the other way (of every 64 while one way takes half
+ * the other's time or less); a class with no staged figure is staged once,
+ * one under 1 MiB with no driver figure goes to the driver once. 64
+ * synchronous round trips of 256 KiB each time; `staged` of each direction: */
+static unsigned adapted(unsigned native_us, unsigned staged_us, unsigned staged)
 {
     ga_admit_reset();
     t_native_delay_us = native_us, t_staged_delay_us = staged_us;
@@ -796,20 +798,46 @@ static unsigned adapted(unsigned native_us, unsigned staged_us, bool want_staged
         ok &= round_trip_unchecked(0, 256 << 10);
     ga_staging_stats_t s1 = stats();
     t_native_delay_us = t_staged_delay_us = 0;
-    /* The first copy staged, the second the driver's; probes: the 14th-15th,
-     * 30th-31st, 46th-47th and 62nd-63rd copies. */
-    unsigned staged = want_staged ? 55 : 9;
     CHECK(ok && s1.htod - s0.htod == staged && s1.dtoh - s0.dtoh == staged);
     CHECK(s1.driver - s0.driver == 2 * (64 - staged));
     return (unsigned)(s1.driver - s0.driver);
 }
 
+/* The rule itself, on figures given: of 64 copies of a class whose ways
+ * have figures (ns per copy), how many are staged. */
+static unsigned staged_of_64(uint64_t staged_ns, uint64_t driver_ns)
+{
+    ga_admit_reset();
+    const size_t n = 256 << 10;
+    ga_admit_record(0, true, n, GA_WAY_STAGED, staged_ns);
+    ga_admit_record(0, true, n, GA_WAY_DRIVER, driver_ns);
+    unsigned staged = 0;
+    for (int i = 0; i < 64; i++)
+        staged += ga_admit_choose(0, true, n) == GA_WAY_STAGED;
+    return staged;
+}
+
+static void admission_rule(void)
+{
+    /* near (within 2x), staged faster by an eighth or more: staged but the
+     * runs of two in 16 (8 probes) */
+    CHECK(staged_of_64(80000, 90000) == 56 && staged_of_64(60000, 100000) == 56);
+    /* near, staged faster by less than an eighth, or slower: the driver's */
+    CHECK(staged_of_64(85000, 90000) == 8 && staged_of_64(100000, 90000) == 8);
+    /* far apart (2x or more): runs of two in 64 */
+    CHECK(staged_of_64(50000, 100000) == 62 && staged_of_64(200000, 100000) == 2);
+    ga_admit_reset();
+}
+
 static void admission_by_measurement(void)
 {
+    admission_rule();
     rt.cfg.staging_adapt = true;
-    /* 20 ms: far beyond either way's own time on a loaded machine (1 ms was not) */
-    adapted(20000, 0, true);  /* the driver slow: staged, but for the first driver copy and probes */
-    adapted(0, 20000, false); /* staging slow: the driver's, but for the first staged copy and probes */
+    /* Delays of 20 ms: far beyond either way's own time on a loaded machine
+     * (1 ms was not). The first copy is staged, the second the driver's; then,
+     * the ways far apart, probes are the 62nd-63rd copies. */
+    adapted(20000, 0, 61); /* the driver slow: staged but the second and the probes */
+    adapted(0, 20000, 3);  /* staging slow: the driver's but the first and the probes */
     rt.cfg.staging_adapt = false;
     ga_admit_reset();
 }
