@@ -63,6 +63,7 @@
 //
 // usage: stwo [LOG2_ROWS 16..22 (20)] [COLUMNS (8)] [commit|proof (commit)]
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "../common/corpus.h"
@@ -286,6 +287,20 @@ static std::vector<Blake2sHash> to_vec(Blake2sHash *d, size_t n)
     ST(copy_blake_2s_hash_vec_from_device_to_host(d, v.data(), (uint32_t)n));
     return v;
 }
+// Column::at and Blake2sHashVec::at: the whole vector copied to a fresh host buffer
+// (to_cpu: Vec::with_capacity, not zeroed) and one element taken.
+static uint32_t at(uint32_t *d, size_t n, size_t i)
+{
+    std::unique_ptr<uint32_t[]> h(new uint32_t[n]);
+    ST(copy_uint32_t_vec_from_device_to_host(d, h.get(), (int)n));
+    return h[i];
+}
+static Blake2sHash at(Blake2sHash *d, size_t n, size_t i)
+{
+    std::unique_ptr<Blake2sHash[]> h(new Blake2sHash[n]);
+    ST(copy_blake_2s_hash_vec_from_device_to_host(d, h.get(), (uint32_t)n));
+    return h[i];
+}
 static uint32_t *clone(uint32_t *d, size_t n)
 {
     uint32_t *c;
@@ -343,16 +358,16 @@ static bool open_leaf(const std::vector<Blake2sHash *> &layers, int log_size,
     const size_t n = (size_t)1 << log_size;
     row.resize(columns.size());
     for (size_t c = 0; c < columns.size(); c++)
-        row[c] = to_vec(columns[c], n)[idx];
+        row[c] = at(columns[c], n, idx);
     dg.add(row.data(), row.size() * 4);
     Blake2sHash cur = leaf_hash(row);
     for (int l = log_size; l > 0; l--) {
-        Blake2sHash sib = to_vec(layers[l], (size_t)1 << l)[idx ^ 1];
+        Blake2sHash sib = at(layers[l], (size_t)1 << l, idx ^ 1);
         dg.add(&sib, sizeof sib);
         cur = (idx & 1) ? node_hash(sib, cur) : node_hash(cur, sib);
         idx >>= 1;
     }
-    return same(cur, to_vec(layers[0], 1)[0]);
+    return same(cur, at(layers[0], 1, 0));
 }
 
 static int log2_of(size_t n)
@@ -432,7 +447,7 @@ static Fri fri_commit(std::vector<uint32_t *> quot, int log_big, uint32_t *itw, 
     f.cols.push_back(quot);
     f.size.push_back(m);
     f.trees.push_back(merkle_commit(f.cols[0], log_big));
-    Blake2sHash r = to_vec(f.trees[0][0], 1)[0];
+    Blake2sHash r = at(f.trees[0][0], 1, 0);
     dg.add(&r, sizeof r);
     f.circle_alpha = q_random(rng);
     std::vector<uint32_t *> line = secure_zeros(m / 2);
@@ -444,7 +459,7 @@ static Fri fri_commit(std::vector<uint32_t *> quot, int log_big, uint32_t *itw, 
         if (m <= LAST_LAYER)
             break;
         f.trees.push_back(merkle_commit(line, log2_of(m)));
-        r = to_vec(f.trees.back()[0], 1)[0];
+        r = at(f.trees.back()[0], 1, 0);
         dg.add(&r, sizeof r);
         f.alpha.push_back(q_random(rng));
         std::vector<uint32_t *> next = secure_new(m / 2);
@@ -586,7 +601,7 @@ int main(int argc, char **argv)
     ST(evaluate_columns(dom_sizes.data(), ext.data(), tw, tw_size, ncols, col_sizes.data()));
 
     std::vector<Blake2sHash *> layers = merkle_commit(ext, log_big);
-    Blake2sHash root = to_vec(layers[0], 1)[0];
+    Blake2sHash root = at(layers[0], 1, 0);
     dg.add(&root, sizeof root);
 
     Fri fri;
