@@ -561,11 +561,6 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
     return true;
 }
 
-/* The ring of pinned slots and their events, in the current context (the
- * engine's), after `t` bytes of traffic: the first made here, with slots of
- * ga_staging_ring_chunk(max, t); larger ones prepared by their own thread
- * and put in place here (the events stay), or, where the driver does not
- * register pages, made here as the first. False when there is none to use. */
 /* The slot size the copies so far can use: the largest copy's, a power of
  * two of MIN_CHUNK or more (see the ring's comment above). */
 static size_t slot_cap(void)
@@ -592,6 +587,11 @@ static void note_largest(size_t n)
         ;
 }
 
+/* The ring of pinned slots and their events, in the current context (the
+ * engine's), after `t` bytes of traffic: the first made here, with slots of
+ * ring_want(max, t); larger ones prepared by their own thread and put in
+ * place here (the events stay), or, where the driver does not register
+ * pages, made here as the first. False when there is none to use. */
 static bool ensure_ring(const ga_rt_t *rt, engine_t *e, uint64_t t, size_t max)
 {
     size_t want = ring_want(max, t);
