@@ -14,14 +14,15 @@
  * 95-126 us a copy (median) where staged copies, taken, ran 55-58 us.
  *
  * Why: a staged copy has a fixed cost (its driver calls, the helpers'
- * wake-up and, for a synchronous upload, the wait for its last DMA: about
- * 20 us on an H200 host) that some hosts' whole native copy undercuts. The
- * same library build on two H200 hosts: a 64 KiB upload took 23.9 us
- * natively on one and 16.9 us on the other, staged 20.2 us on both (1.19x
- * and 0.84x); from 1 MiB staging ran 1.8-7x faster. A threshold cannot be
- * right on both; a measurement is. The fastest, not the mean: a copy's time
- * also holds waits for the program's earlier work on its stream, which only
- * add. Before a class has a driver figure, a copy under 1 MiB goes to the
+ * wake-up and, for a synchronous upload, the wait for its last DMA) that
+ * some hosts' whole native copy undercuts: a 64 KiB upload took 23.9 us
+ * natively on one H200 host and 16.9-19 us on others, where staged copies
+ * took about the same on all; from 1 MiB staging ran 1.3-7x faster. A
+ * threshold cannot be right on every host; a measurement is. (Part of the
+ * 64 KiB figures first blamed on that fixed cost was a ring's registration:
+ * staging.c's rings no longer grow beyond the copies.) The fastest, not the
+ * mean: a copy's time also holds waits for the program's earlier work on its
+ * stream, which only add. Before a class has a driver figure, a copy under 1 MiB goes to the
  * driver once to get one (the copies before the first ring give most classes
  * theirs); larger ones are staged.
  *
