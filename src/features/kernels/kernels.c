@@ -592,8 +592,6 @@ static const ga_fork_ops_t fork_ops = {NULL, &lock, fork_child};
 
 /* ---- the feature's descriptor ------------------------------------------------- */
 
-/* Launches with `extra` carry their parameters in one blob whose layout the
- * replacement need not share: never swapped. */
 /* ---- the shadow check (GPUACCEL_KERNELS_VERIFY) ---------------------------------------
  * On a replacement's first N launches whose row says what it writes: before
  * it, on the program's stream, the bytes it will write are saved, the
@@ -737,6 +735,8 @@ static void shadow_end(const ga_rt_t *rt, const ga_launch_t *l)
     ga_own_calls_leave();
 }
 
+/* Launches with `extra` carry their parameters in one blob whose layout the
+ * replacement need not share: never swapped. */
 static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
 {
     if (l->extra)
