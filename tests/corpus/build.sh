@@ -73,9 +73,20 @@ if carried stwo; then
     o=$obj/stwo
     mkdir -p "$o"
     for f in utils fields bit_reverse batch_inverse poly/twiddles poly/ifft poly/rfft poly/utils \
-        poly/eval_at_point quotients fri/fold_line fri/fold_circle_into_line fri/utils blake2s; do
+        quotients fri/fold_line fri/fold_circle_into_line fri/utils blake2s; do
         job "$o/$(echo "$f" | tr / _).o $W/src/$f.cu -rdc=true -I$W/include -I$W"
     done
+    # eval_at_point_first_pass declares its two shared arrays as two `extern
+    # __shared__` names, which alias: a warp's writes of the level overwrite
+    # coefficients another warp has yet to read, so the out-of-domain samples
+    # (and every digest after them) change from run to run. The launch already
+    # reserves room for both (512 * 4 + 512 * 8 bytes); the one-line mend puts
+    # the level after the coefficients. Native and library runs use this build.
+    sed '0,/extern __shared__ qm31 s_level\[\];/s//qm31 *s_level = (qm31 *) \&s_coeffs[2 * blockDim.x];/' \
+        "$W/src/poly/eval_at_point.cu" >"$o/eval_at_point.cu"
+    cmp -s "$W/src/poly/eval_at_point.cu" "$o/eval_at_point.cu" &&
+        { echo "build.sh: stwo's eval_at_point.cu no longer has the aliased s_level" >&2; exit 1; }
+    job "$o/poly_eval_at_point.o $o/eval_at_point.cu -rdc=true -I$W/include -I$W"
     job "$o/stwo_prover.o $here/stwo/stwo_prover.cu"
     built="$built stwo"
 fi

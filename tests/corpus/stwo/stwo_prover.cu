@@ -56,6 +56,9 @@
 // written here: each sample equals the polynomial's value there (columns 0 and
 // last), every decommitted FRI value hashes to its layer's root, and every fold
 // of a queried pair equals the next layer's value.
+// build.sh mends one upstream race first (eval_at_point_first_pass's two shared
+// arrays alias): unmended, this check failed on an H200 and the digest changed
+// from run to run.
 //
 // phase_ms: the proof, from the trace's upload to the last decommitted value
 // (the twiddles before it are set-up, shared by proofs; the trace generation
