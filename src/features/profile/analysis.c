@@ -320,6 +320,15 @@ static uint64_t staged_ns(unsigned d, uint64_t count, uint64_t bytes)
     return (uint64_t)(one * (double)count);
 }
 
+/* The sizes staging takes: "64 KiB or more", or with a larger upload
+ * threshold "64 KiB or more (uploads 1 MiB or more)". */
+static void large_sizes(ga_out_t *w)
+{
+    ga_out_bytes(w, ga_prof->large_min), ga_out_s(w, " or more");
+    if (ga_prof->large_up_min > ga_prof->large_min)
+        ga_out_s(w, " (uploads "), ga_out_bytes(w, ga_prof->large_up_min), ga_out_s(w, " or more)");
+}
+
 static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
 {
     const acc_t *pg[2] = {&ga_prof->large[0][0], &ga_prof->large[1][0]};
@@ -339,11 +348,11 @@ static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
     op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
     if (!n) {
         ga_out_s(w, "no copy between pageable host memory and the device of ");
-        ga_out_bytes(w, ga_prof->large_min), ga_out_s(w, " or more");
+        large_sizes(w);
         return;
     }
-    ga_out_count(w, n), ga_out_s(w, " pageable copies of "), ga_out_bytes(w, ga_prof->large_min);
-    ga_out_s(w, " or more ("), ga_out_bytes(w, bytes), ga_out_s(w, ") took ~"), ga_out_dur(w, ns);
+    ga_out_count(w, n), ga_out_s(w, " pageable copies of "), large_sizes(w);
+    ga_out_s(w, " ("), ga_out_bytes(w, bytes), ga_out_s(w, ") took ~"), ga_out_dur(w, ns);
     ga_out_s(w, "; staged they would take ~"), ga_out_dur(w, staged);
     ga_out_s(w, " (staging's rates measured on an H200 host, at these copies' mean size)");
     o_gain(w, op, "staging could save", false);

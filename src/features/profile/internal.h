@@ -181,7 +181,7 @@ typedef struct prof {
     /* Large copies (staging's threshold or more) by the host memory's kind:
      * [htod, dtoh][pageable, page-locked]. */
     acc_t large[2][2];
-    uint64_t large_min;
+    uint64_t large_min, large_up_min; /* downloads; uploads (GPUACCEL_STAGING_UPLOAD_MIN) */
     /* Small reads with no device work since the one before: in a 64 KiB block
      * read since that work (a window holds it), or not (only a mirror would). */
     struct {

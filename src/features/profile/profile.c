@@ -97,6 +97,9 @@ void ga_profile_init(const ga_rt_t *rt)
     ga_prof_claim_path(p);
     p->graph_min = rt->cfg.graph_min ? rt->cfg.graph_min : 5;
     p->large_min = rt->cfg.staging_min ? rt->cfg.staging_min : 4u << 20;
+    p->large_up_min = rt->cfg.staging_adapt && rt->cfg.staging_upload_min > p->large_min
+                          ? rt->cfg.staging_upload_min
+                          : p->large_min;
     ga_prof_classify(p);
     read_command(p);
     ga_prof_resolve_timing(p, rt);
@@ -126,7 +129,7 @@ static void fork_child(void)
     ga_prof_own_path(p);
     memcpy(p->command, ga_prof->command, sizeof p->command);
     p->graph_min = ga_prof->graph_min;
-    p->large_min = ga_prof->large_min;
+    p->large_min = ga_prof->large_min, p->large_up_min = ga_prof->large_up_min;
     memcpy(p->kind, ga_prof->kind, sizeof p->kind);
     p->ktiming = false; /* the parent's events are not the child's */
     p->knote = ga_prof->ktiming ? "off in a forked child: its events belong to the parent"
@@ -145,13 +148,14 @@ static const ga_fork_ops_t fork_ops = {NULL, &ga_prof_lock, fork_child};
 
 /* A large copy's host memory: pageable (0: the driver does not know it) or
  * page-locked (1), as staging decides; -1 for anything else, for a copy
- * smaller than staging's threshold (not asked: a driver call each) and while
- * a capture is open. */
+ * smaller than staging's threshold for its direction (not asked: a driver
+ * call each) and while a capture is open. */
 static int host_kind(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host, size_t bytes)
 {
     unsigned type;
     bool managed;
-    if (!host || bytes < ga_prof->large_min || (dir != GA_COPY_HTOD && dir != GA_COPY_DTOH) ||
+    uint64_t min = dir == GA_COPY_HTOD ? ga_prof->large_up_min : ga_prof->large_min;
+    if (!host || bytes < min || (dir != GA_COPY_HTOD && dir != GA_COPY_DTOH) ||
         ga_capture_active() || !ga_pointer_kind(rt, (uintptr_t)host, &type, &managed) || managed)
         return -1;
     return type == 0 ? 0 : type == CU_MEMORYTYPE_HOST ? 1 : -1;

@@ -38,6 +38,9 @@
  *     ENOMEM otherwise), so a bad host pointer meets the driver's own
  *     behaviour, not a fault in one of our threads;
  *   - an explicit stream belongs to the current context;
+ *   - with GPUACCEL_STAGING_ADAPT (the default): an upload is
+ *     GPUACCEL_STAGING_UPLOAD_MIN bytes or more, and the admission (admit.c)
+ *     has measured staged copies of that kind and size faster;
  *   - an engine is free: a few engines (each a ring of slots and a crew) are
  *     taken with a trylock, and when all are in use, or tied to other
  *     contexts, or have slots still in flight on another stream, the copy
@@ -122,15 +125,15 @@
  * cost sppark's NTTs (600 MiB of copies after a small warm-up) 13 ms of a
  * 37 ms phase.
  *
- * A ring grows no further than its copies use (slot_cap): slots of the
- * largest copy staging was offered. Larger slots buy a copy nothing and cost
- * their registration: on an H200 host a loop of 64 KiB uploads, as fast
- * staged as by the driver copy by copy (p50 17.7-21 us against 19-27), ran
- * slower on average because a 1.3-1.9 ms registration of a ring it never
- * needed landed in it. Slots of half the largest copy were tried: 256 KiB
- * uploads then stayed in 64 KiB slots (the next growth, to four times the
- * slot, was never allowed) and ran at 0.88x of native, where one slot a copy
- * ran them at p50 25 us against native's 30. */
+ * A ring grows no further than its copies use (slot_cap): slots of half the
+ * largest copy staging was offered, so that a copy's memcpy of one chunk
+ * overlaps the DMA of the other. Larger slots cost their registration: on an
+ * H200 host a loop of 64 KiB uploads, as fast staged as by the driver copy by
+ * copy (p50 17.7-21 us against 19-27), ran slower on average because a
+ * 1.3-1.9 ms registration of a ring it never needed landed in it. Slots of
+ * the largest copy were tried: 1 MiB uploads, one chunk each, fell from
+ * 1.33x of native to 0.87x; and 256 KiB uploads, which half slots had kept
+ * in 64 KiB slots, went no faster (0.92x). */
 enum { N_ENGINES = 4, N_SLOTS = 4, MIN_CHUNK = 64 << 10, MAX_THREADS = 64 };
 enum { RING_SHARE = 16, PREP_SHARE = 8, GROW = 4 };
 
@@ -561,12 +564,12 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
     return true;
 }
 
-/* The slot size the copies so far can use: the largest copy's, a power of
- * two of MIN_CHUNK or more (see the ring's comment above). */
+/* The slot size the copies so far can use: half the largest copy's, a power
+ * of two of MIN_CHUNK or more (see the ring's comment above). */
 static size_t slot_cap(void)
 {
-    size_t most = atomic_load_explicit(&largest, memory_order_relaxed), c = MIN_CHUNK;
-    while (c < most)
+    size_t half = atomic_load_explicit(&largest, memory_order_relaxed) / 2, c = MIN_CHUNK;
+    while (c < half)
         c *= 2;
     return c;
 }
@@ -809,6 +812,19 @@ static CUresult driver_copy(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host
     return r;
 }
 
+/* Whether the admission sends this copy to the driver: uploads under
+ * GPUACCEL_STAGING_UPLOAD_MIN always (in a loop on an H200 host they ran at
+ * 0.83-0.94x of native staged at 64 and 256 KiB in every run of three
+ * sessions, where single staged copies were at most a fifth faster: the
+ * probes and a cold way cost more than the win; downloads of 64 KiB gained
+ * 1.3-1.5x), else by measurement (admit.c). */
+static bool driver_way(const ga_rt_t *rt, ga_id_t id, dir_t dir, size_t n)
+{
+    if (dir == HTOD && n < rt->cfg.staging_upload_min)
+        return true;
+    return ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER;
+}
+
 static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdeviceptr dev,
                   size_t n, CUstream s, CUresult *r)
 {
@@ -826,7 +842,7 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
     /* Before the traffic pays for a ring, and where the driver has been the
      * faster way for this kind and size of copy: the driver's copy, timed. */
     bool early = !ga_staging_ring_chunk(chunk_size(rt), t);
-    if (early || (rt->cfg.staging_adapt && ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER)) {
+    if (early || (rt->cfg.staging_adapt && driver_way(rt, id, dir, n))) {
         atomic_fetch_add_explicit(early ? &n_early : &n_driver, 1, memory_order_relaxed);
         *r = driver_copy(rt, id, dir, host, dev, n, s);
         return true;
