@@ -321,7 +321,7 @@ static uint64_t staged_ns(unsigned d, uint64_t count, uint64_t bytes)
 }
 
 /* The sizes staging takes: "64 KiB or more", or with a larger upload
- * threshold "64 KiB or more (uploads 1 MiB or more)". */
+ * threshold "64 KiB or more (uploads 2 MiB or more)". */
 static void large_sizes(ga_out_t *w)
 {
     ga_out_bytes(w, ga_prof->large_min), ga_out_s(w, " or more");

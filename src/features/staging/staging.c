@@ -125,15 +125,17 @@
  * cost sppark's NTTs (600 MiB of copies after a small warm-up) 13 ms of a
  * 37 ms phase.
  *
- * A ring grows no further than its copies use (slot_cap): slots of half the
- * largest copy staging was offered, so that a copy's memcpy of one chunk
- * overlaps the DMA of the other. Larger slots cost their registration: on an
- * H200 host a loop of 64 KiB uploads, as fast staged as by the driver copy by
- * copy (p50 17.7-21 us against 19-27), ran slower on average because a
+ * A ring grows no further than its copies use (slot_cap): slots of the
+ * largest copy staging was offered. Larger slots cost their registration: on
+ * an H200 host a loop of 64 KiB uploads, as fast staged as by the driver copy
+ * by copy (p50 17.7-21 us against 19-27), ran slower on average because a
  * 1.3-1.9 ms registration of a ring it never needed landed in it. Slots of
- * the largest copy were tried: 1 MiB uploads, one chunk each, fell from
- * 1.33x of native to 0.87x; and 256 KiB uploads, which half slots had kept
- * in 64 KiB slots, went no faster (0.92x). */
+ * half the largest copy (a copy in two chunks, one's memcpy beside the
+ * other's DMA) were measured against them on one H200 host, 5 alternating
+ * rounds, medians: stwo-style decommitment (256 KiB whole-column reads)
+ * 10.2 ms a round against 9.2 (native 9.2), 256 KiB downloads 43.0 us
+ * against 40.9, 1 MiB downloads 106.5 against 112.4; 1 MiB uploads ran at
+ * 0.88x of native with either. */
 enum { N_ENGINES = 4, N_SLOTS = 4, MIN_CHUNK = 64 << 10, MAX_THREADS = 64 };
 enum { RING_SHARE = 16, PREP_SHARE = 8, GROW = 4 };
 
@@ -564,12 +566,12 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
     return true;
 }
 
-/* The slot size the copies so far can use: half the largest copy's, a power
- * of two of MIN_CHUNK or more (see the ring's comment above). */
+/* The slot size the copies so far can use: the largest copy's, a power of
+ * two of MIN_CHUNK or more (see the ring's comment above). */
 static size_t slot_cap(void)
 {
-    size_t half = atomic_load_explicit(&largest, memory_order_relaxed) / 2, c = MIN_CHUNK;
-    while (c < half)
+    size_t most = atomic_load_explicit(&largest, memory_order_relaxed), c = MIN_CHUNK;
+    while (c < most)
         c *= 2;
     return c;
 }
@@ -813,11 +815,12 @@ static CUresult driver_copy(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host
 }
 
 /* Whether the admission sends this copy to the driver: uploads under
- * GPUACCEL_STAGING_UPLOAD_MIN always (in a loop on an H200 host they ran at
+ * GPUACCEL_STAGING_UPLOAD_MIN always (in loops on H200 hosts they ran at
  * 0.83-0.94x of native staged at 64 and 256 KiB in every run of three
- * sessions, where single staged copies were at most a fifth faster: the
- * probes and a cold way cost more than the win; downloads of 64 KiB gained
- * 1.3-1.5x), else by measurement (admit.c). */
+ * sessions, and at 0.87-0.88x at 1 MiB in the last two, where single staged
+ * copies were faster: the probes and a cold way cost more than the win;
+ * from 4 MiB uploads gained 1.4-1.8x, and downloads 1.3-1.8x from 64 KiB),
+ * else by measurement (admit.c). */
 static bool driver_way(const ga_rt_t *rt, ga_id_t id, dir_t dir, size_t n)
 {
     if (dir == HTOD && n < rt->cfg.staging_upload_min)

@@ -448,12 +448,12 @@ static void first_copies_go_to_the_driver(void)
     ga_staging_stats_t s0 = stats();
     unsigned nat0 = natives();
     while (stats().htod + stats().dtoh == s0.htod + s0.dtoh && copies < 64) {
-        CHECK(round_trip_unchecked(0, DEV / 2));
+        CHECK(round_trip_unchecked(0, DEV / 4));
         copies++;
     }
     ga_staging_stats_t s1 = stats();
-    /* 1 MiB each way a round trip: 4 MiB reached in the second (its download) */
-    CHECK(copies == 2 && s1.early - s0.early == 3 && natives() - nat0 == 3);
+    /* 512 KiB each way a round trip: 4 MiB reached in the fourth (its download) */
+    CHECK(copies == 4 && s1.early - s0.early == 7 && natives() - nat0 == 7);
     CHECK(s1.dtoh - s0.dtoh == 1 && t_pinned == pinned + 1 && t_registered == 1);
 }
 
@@ -463,8 +463,9 @@ static void first_copies_go_to_the_driver(void)
  * copy, the old pages unregistered only after their DMAs are done (the stub
  * refuses otherwise). From 4 MiB of traffic (the test before) with a largest
  * chunk of 1 MiB: 64 KiB slots, then 256 KiB ones, then, once a copy can use
- * them (slots of half the largest copy), 1 MiB ones. Uploads are queued on
- * one stream, none waited for, while the rings grow; every byte lands. */
+ * them (slots no larger than the largest copy), 1 MiB ones. Uploads are
+ * queued on one stream, none waited for, while the rings grow; every byte
+ * lands. */
 static unsigned grow_by_uploads(unsigned want_grown, size_t size)
 {
     unsigned n = 0;
@@ -488,13 +489,13 @@ static void ring_grows_with_traffic(void)
     device_sync();
     unsigned dmas = t_async;
     CHECK(htod(2, dev, host, CHUNK) == CUDA_SUCCESS && t_async == dmas + 1);
-    unsigned n1 = grow_by_uploads((unsigned)g0 + 1, DEV / 2);
+    unsigned n1 = grow_by_uploads((unsigned)g0 + 1, DEV / 4);
     CHECK(n1 >= 2 && n1 < 2000 && t_pinned - pinned == 1 && t_unregistered - unreg == 1);
-    /* 1 MiB copies use slots of 512 KiB at most: 48 MiB more make no 1 MiB ones */
-    for (unsigned i = 0; i < 48; i++)
-        CHECK(htod(2, dev, host, DEV / 2) == CUDA_SUCCESS);
+    /* 512 KiB copies use slots of 512 KiB at most: 48 MiB more make no 1 MiB ones */
+    for (unsigned i = 0; i < 96; i++)
+        CHECK(htod(2, dev, host, DEV / 4) == CUDA_SUCCESS);
     usleep(20000);
-    CHECK(htod(2, dev, host, DEV / 2) == CUDA_SUCCESS && stats().grown == g0 + 1);
+    CHECK(htod(2, dev, host, DEV / 4) == CUDA_SUCCESS && stats().grown == g0 + 1);
     unsigned n2 = grow_by_uploads((unsigned)g0 + 2, DEV);
     CHECK(n2 < 2000 && t_pinned - pinned == 2 && t_unregistered - unreg == 2);
     /* the second needs 32 MiB of traffic: an eighth of it holds 4 x 1 MiB */
