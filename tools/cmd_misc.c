@@ -20,6 +20,7 @@
 #include "codeids.h"
 #include "core/config.h"
 #include "core/textfile.h"
+#include "features/kernels/table.h"
 #include "report.h"
 
 int cmd_run(int argc, char **argv)
@@ -65,23 +66,26 @@ int cmd_report(int argc, char **argv)
     return rc;
 }
 
+/* kernels list --program: the rows read as the library reads them (one
+ * parser, features/kernels/table.c), each printed against the program. */
+typedef struct {
+    const char *path;
+    FILE *out;
+    unsigned rows;
+} against_t;
+
 /* One table row against a program: its kernel of that name, and whether its
  * code is one the row lists. The program's identities come from
  * codeids_print, read back from a memory stream (its one printer). */
-static void row_against(const char *path, char *row)
+static void row_against(void *arg, const ga_kernels_rule_t *rule)
 {
-    char *w[64];
-    int n = 0;
-    for (char *t = strtok(row, " \t\r"); t && n < 64; t = strtok(NULL, " \t\r"))
-        w[n++] = t;
-    if (n < 3)
-        return;
-    char *found = NULL;
+    against_t *a = arg;
+    char *found = NULL, *name = (char *)rule->original;
     size_t len = 0;
     FILE *mem = open_memstream(&found, &len);
     if (!mem)
         return;
-    int rc = codeids_print(mem, path, w, 1);
+    int rc = codeids_print(mem, a->path, &name, 1);
     fclose(mem);
     unsigned held = 0, listed = 0;
     char first[40] = "";
@@ -92,55 +96,58 @@ static void row_against(const char *path, char *row)
         held++;
         if (!first[0])
             snprintf(first, sizeof first, "%s", code + 1);
-        for (int i = 3; i < n; i++)
-            listed += !strcmp(w[i], code + 1);
+        uint64_t id = strtoull(code + 6, NULL, 16);
+        for (unsigned i = 0; i < rule->ncodes; i++)
+            listed += rule->codes[i] == id;
     }
     free(found);
-    unsigned codes = 0;
-    for (int i = 3; i < n; i++)
-        codes += !strncmp(w[i], "code=", 5);
-    printf("%s %s: ", w[0], w[1]);
+    a->rows++;
+    fprintf(a->out, "%s %s: ", rule->original, rule->replacement);
     if (rc == 2)
-        printf("the program cannot be read\n");
+        fprintf(a->out, "the program cannot be read\n");
     else if (!held)
-        printf("not in the program\n");
+        fprintf(a->out, "not in the program\n");
     else if (listed)
-        printf("replaced: its code is one the row lists\n");
-    else if (!codes)
-        printf("named, not replaced: the row lists no code (the program's: %s)\n", first);
+        fprintf(a->out, "replaced: its code is one the row lists\n");
+    else if (!rule->ncodes)
+        fprintf(a->out, "named, not replaced: the row lists no code (the program's: %s)\n", first);
     else
-        printf("named, not replaced: the program's code (%s) is not one the row lists\n", first);
+        fprintf(a->out, "named, not replaced: the program's code (%s) is not one the row lists\n",
+                first);
 }
 
 /* kernels list --program FILE: each row of the library's table (and of
- * GPUACCEL_KERNELS_EXTRA's, when set) against FILE's kernels. */
-static int list_against(const char *table, const char *path)
+ * GPUACCEL_KERNELS_EXTRA's, when set) against FILE's kernels, after a line
+ * that counts them. */
+static int list_against(const char *table, const char *extra, const char *extra_name,
+                        const char *path)
 {
-    char *copy = strdup(table), *save = NULL;
-    if (!copy)
+    char *rows = NULL;
+    size_t len = 0;
+    against_t a = {path, open_memstream(&rows, &len), 0};
+    if (!a.out)
         return die(EX_FAIL, "%s", "out of memory");
-    char *rows[4096];
-    unsigned n = 0;
-    for (char *line = strtok_r(copy, "\n", &save); line && n < 4096;
-         line = strtok_r(NULL, "\n", &save)) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        if (strspn(line, " \t\r") < strlen(line))
-            rows[n++] = line;
+    int good = ga_kernels_parse_table(table, strlen(table), "the library's table", row_against, &a);
+    if (good >= 0 && extra)
+        good = ga_kernels_parse_table(extra, strlen(extra), extra_name, row_against, &a);
+    fclose(a.out);
+    if (good < 0) {
+        free(rows);
+        return die(EX_FAIL, "%s", "out of memory");
     }
-    printf("# %u rows against %s\n", n, path);
-    for (unsigned i = 0; i < n; i++)
-        row_against(path, rows[i]);
-    free(copy);
+    printf("# %u rows against %s\n", a.rows, path);
+    fputs(rows ? rows : "", stdout);
+    free(rows);
     return EX_OK;
 }
 
-/* The text of GPUACCEL_KERNELS_EXTRA's TABLE (after the last colon), or NULL. */
-static char *extra_table(void)
+/* The text of GPUACCEL_KERNELS_EXTRA's TABLE (after the last colon), or NULL;
+ * *name: the file's name. */
+static char *extra_table(const char **name)
 {
     const char *spec = getenv("GPUACCEL_KERNELS_EXTRA"), *colon = spec ? strrchr(spec, ':') : NULL;
     size_t len;
+    *name = colon ? colon + 1 : NULL;
     return colon ? ga_read_file(colon + 1, 16u << 20, &len) : NULL;
 }
 
@@ -186,15 +193,10 @@ int cmd_kernels(int argc, char **argv)
             return die(EX_FAIL, "%s: cannot read its kernel table: %s", lib, h ? "no table" : dlerror());
         const char *t = table();
         if (program) {
-            char *extra = extra_table();
-            size_t nt = strlen(t), ne = extra ? strlen(extra) : 0;
-            char *both = malloc(nt + ne + 2);
-            if (!both)
-                return die(EX_FAIL, "%s", "out of memory");
-            snprintf(both, nt + ne + 2, "%s\n%s", t, extra ? extra : "");
+            const char *name;
+            char *extra = extra_table(&name);
+            int listed = list_against(t, extra, name, program);
             free(extra);
-            int listed = list_against(both, program);
-            free(both);
             return listed;
         }
         fputs(*t ? t : "# this build ships no replacement kernels (built without nvcc)\n", stdout);

@@ -159,6 +159,14 @@ report() { # the library's exit report of swaps
     run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$T/empty.ptx" extra
     [ "$status" -ne 0 ]
     echo "$output" | grep -q "kernels list takes no arguments but --program FILE"
+    # the rows are read as the library reads them: a bad one named by its line, left out
+    echo "_Z3badPj ga_bad grid=sometimes" >>"$T/user.table"
+    bad=$(wc -l <"$T/user.table")
+    run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$T/verified.ptx"
+    [ "$status" -eq 0 ]
+    echo "$output" | grep -q "user.table:$bad: expected .*; line skipped"
+    [ "$(echo "$output" | grep -c '^_Z3badPj')" -eq 0 ]
+    [ "$(echo "$output" | grep -c ': replaced: its code is one the row lists$')" -eq "$n" ]
 }
 
 @test "the defaults: the shipped rows replace the bundled prover's own code, never a namesake's" {
