@@ -38,9 +38,9 @@
  *     ENOMEM otherwise), so a bad host pointer meets the driver's own
  *     behaviour, not a fault in one of our threads;
  *   - an explicit stream belongs to the current context;
- *   - with GPUACCEL_STAGING_ADAPT (the default): an upload is
- *     GPUACCEL_STAGING_UPLOAD_MIN bytes or more, and the admission (admit.c)
- *     has measured staged copies of that kind and size faster;
+ *   - with GPUACCEL_STAGING_ADAPT (the default): the admission (admit.c)
+ *     has measured staged copies of that kind and size faster, and an
+ *     upload is GPUACCEL_STAGING_UPLOAD_MIN bytes or more (min_of);
  *   - an engine is free: a few engines (each a ring of slots and a crew) are
  *     taken with a trylock, and when all are in use, or tied to other
  *     contexts, or have slots still in flight on another stream, the copy
@@ -814,24 +814,24 @@ static CUresult driver_copy(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host
     return r;
 }
 
-/* Whether the admission sends this copy to the driver: uploads under
- * GPUACCEL_STAGING_UPLOAD_MIN always (in loops on H200 hosts they ran at
- * 0.83-0.94x of native staged at 64 and 256 KiB in every run of three
- * sessions, and at 0.87-0.88x at 1 MiB in the last two, where single staged
- * copies were faster: the probes and a cold way cost more than the win;
- * from 4 MiB uploads gained 1.4-1.8x, and downloads 1.3-1.8x from 64 KiB),
- * else by measurement (admit.c). */
-static bool driver_way(const ga_rt_t *rt, ga_id_t id, dir_t dir, size_t n)
+/* The smallest copy staged in direction dir: GPUACCEL_STAGING_MIN, and for
+ * uploads while the admission is on GPUACCEL_STAGING_UPLOAD_MIN (in loops on
+ * H200 hosts uploads ran at 0.83-0.94x of native staged at 64 and 256 KiB in
+ * every run of three sessions, and at 0.87-0.88x at 1 MiB in the last two,
+ * where single staged copies were faster: the probes and a cold way cost
+ * more than the win; from 4 MiB uploads gained 1.4-1.8x, and downloads
+ * 1.3-1.8x from 64 KiB). Smaller copies go to the driver untouched, before
+ * any of the checks below. */
+static size_t min_of(const ga_rt_t *rt, dir_t dir)
 {
-    if (dir == HTOD && n < rt->cfg.staging_upload_min)
-        return true;
-    return ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER;
+    uint64_t up = rt->cfg.staging_upload_min, min = rt->cfg.staging_min;
+    return dir == HTOD && rt->cfg.staging_adapt && up > min ? up : min;
 }
 
 static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdeviceptr dev,
                   size_t n, CUstream s, CUresult *r)
 {
-    if (n == 0 || n < rt->cfg.staging_min || !host || ga_serving_off())
+    if (n == 0 || n < min_of(rt, dir) || !host || ga_serving_off())
         return false;
     CUcontext ctx = ga_current_ctx(rt);
     CUstream on = stream_of(id, s);
@@ -845,7 +845,7 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
     /* Before the traffic pays for a ring, and where the driver has been the
      * faster way for this kind and size of copy: the driver's copy, timed. */
     bool early = !ga_staging_ring_chunk(chunk_size(rt), t);
-    if (early || (rt->cfg.staging_adapt && driver_way(rt, id, dir, n))) {
+    if (early || (rt->cfg.staging_adapt && ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER)) {
         atomic_fetch_add_explicit(early ? &n_early : &n_driver, 1, memory_order_relaxed);
         *r = driver_copy(rt, id, dir, host, dev, n, s);
         return true;
