@@ -567,7 +567,7 @@ static void scenario_estimates(void)
     const json_t *o = opportunity(j, "staging");
     CHECK(!strcmp(verdict(j, "staging"), "helps") && jnum(o, "acts_on") == 4);
     CHECK(jnum(o, "saving_ns") == 16000000.0 - 2000000.0);
-    /* staging's own rates would take 0.97 ms: the page-locked copies' 2 ms bound it */
+    /* staging's own rates would take 1.26 ms: the page-locked copies' 2 ms bound it */
     CHECK(strstr(jstr(o, "reason"), "staged they would take ~2.0 ms") != NULL);
     o = opportunity(j, "coalesce"); /* 100 hits x (10 us - 0.5 us) */
     CHECK(jnum(o, "acts_on") == 100 && jnum(o, "saving_ns") == 100 * 9500.0);
@@ -592,15 +592,15 @@ static void scenario_estimates(void)
 }
 
 /* Staging's estimate from its own rates, with no page-locked copy to bound
- * it: 100 uploads of 1 MiB and 100 downloads of 256 KiB at the H200's native
- * times (88.8 us, 64.3 us): staged 19 + 32 us and 15.5 + 15.5 us. A pool
- * that sees no size come back saves only the frees. */
+ * it: 100 uploads of 4 MiB and 100 downloads of 256 KiB at the H200's native
+ * times (364.5 us, 63.6 us): staged 19 + 107 + 3 x 27 us and 8.8 + 102.6 / 4
+ * us. A pool that sees no size come back saves only the frees. */
 static void scenario_staging_model(void)
 {
     start("model", false);
     for (int i = 0; i < 100; i++) {
-        ga_profile_copy_at(GA_COPY_HTOD, 1u << 20, 88800, 0x100000, 0);
-        ga_profile_copy_at(GA_COPY_DTOH, 256u << 10, 64300, 0x100000, 0);
+        ga_profile_copy_at(GA_COPY_HTOD, 4u << 20, 364500, 0x100000, 0);
+        ga_profile_copy_at(GA_COPY_DTOH, 256u << 10, 63600, 0x100000, 0);
     }
     for (int i = 0; i < 50; i++) {
         ga_profile_alloc(0x1000000 + ((CUdeviceptr)i << 24), ((size_t)i + 1) << 20, 300000,
@@ -611,7 +611,7 @@ static void scenario_staging_model(void)
     if (!j)
         return;
     const json_t *o = opportunity(j, "staging");
-    CHECK(jnum(o, "acts_on") == 200 && jnum(o, "saving_ns") == 100 * 37800.0 + 100 * 33300.0);
+    CHECK(jnum(o, "acts_on") == 200 && jnum(o, "saving_ns") == 100 * 157500.0 + 100 * 29150.0);
     o = opportunity(j, "pool"); /* 50 frees x (5 us - 1 us); no allocation served */
     CHECK(jnum(o, "acts_on") == 50 && jnum(o, "saving_ns") == 50 * 4000.0);
     CHECK(jnum(jget(j, "allocations"), "churn") == 0 && jnum(jget(j, "allocations"), "churn_ns") == 0);
