@@ -353,7 +353,7 @@ static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
         return;
     }
     ga_out_count(w, n), ga_out_s(w, " pageable copies of "), large_sizes(w);
-    ga_out_s(w, " ("), ga_out_bytes(w, bytes), ga_out_s(w, ") took ~"), ga_out_dur(w, ns);
+    ga_out_s(w, ", "), ga_out_bytes(w, bytes), ga_out_s(w, " in all, took ~"), ga_out_dur(w, ns);
     ga_out_s(w, "; staged they would take ~"), ga_out_dur(w, staged);
     ga_out_s(w, " (staging's rates measured on an H200 host, at these copies' mean size)");
     o_gain(w, op, "staging could save", false);
