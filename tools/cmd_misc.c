@@ -71,7 +71,6 @@ int cmd_report(int argc, char **argv)
 typedef struct {
     const char *path;
     FILE *out;
-    unsigned rows;
 } against_t;
 
 /* One table row against a program: its kernel of that name, and whether its
@@ -101,7 +100,6 @@ static void row_against(void *arg, const ga_kernels_rule_t *rule)
             listed += rule->codes[i] == id;
     }
     free(found);
-    a->rows++;
     fprintf(a->out, "%s %s: ", rule->original, rule->replacement);
     if (rc == 2)
         fprintf(a->out, "the program cannot be read\n");
@@ -124,18 +122,19 @@ static int list_against(const char *table, const char *extra, const char *extra_
 {
     char *rows = NULL;
     size_t len = 0;
-    against_t a = {path, open_memstream(&rows, &len), 0};
+    against_t a = {path, open_memstream(&rows, &len)};
     if (!a.out)
         return die(EX_FAIL, "%s", "out of memory");
     int good = ga_kernels_parse_table(table, strlen(table), "the library's table", row_against, &a);
-    if (good >= 0 && extra)
-        good = ga_kernels_parse_table(extra, strlen(extra), extra_name, row_against, &a);
+    int more = good >= 0 && extra
+                   ? ga_kernels_parse_table(extra, strlen(extra), extra_name, row_against, &a)
+                   : 0;
     fclose(a.out);
-    if (good < 0) {
+    if (good < 0 || more < 0) {
         free(rows);
         return die(EX_FAIL, "%s", "out of memory");
     }
-    printf("# %u rows against %s\n", a.rows, path);
+    printf("# %d rows against %s\n", good + more, path);
     fputs(rows ? rows : "", stdout);
     free(rows);
     return EX_OK;

@@ -97,6 +97,7 @@ void ga_profile_init(const ga_rt_t *rt)
     ga_prof_claim_path(p);
     p->graph_min = rt->cfg.graph_min ? rt->cfg.graph_min : 5;
     p->large_min = rt->cfg.staging_min ? rt->cfg.staging_min : 4u << 20;
+    /* uploads: staging's own rule (staging.c min_of), the features being apart */
     p->large_up_min = rt->cfg.staging_adapt && rt->cfg.staging_upload_min > p->large_min
                           ? rt->cfg.staging_upload_min
                           : p->large_min;

@@ -20,11 +20,15 @@
  * took about the same on all; from 1 MiB staging ran 1.3-7x faster. A
  * threshold cannot be right on every host; a measurement is. (Part of the
  * 64 KiB figures first blamed on that fixed cost was a ring's registration:
- * staging.c's rings no longer grow beyond the copies.) The fastest, not the
- * mean: a copy's time also holds waits for the program's earlier work on its
- * stream, which only add. Before a class has a driver figure, a copy under 1 MiB goes to the
- * driver once to get one (the copies before the first ring give most classes
- * theirs); larger ones are staged.
+ * staging.c's rings no longer grow beyond the copies.) Uploads under
+ * GPUACCEL_STAGING_UPLOAD_MIN never reach the admission (staging.c min_of):
+ * in loops they lost to the driver on every host tried, whatever the
+ * measurement chose, because its probes cost more than staging could win
+ * there. The fastest, not the mean: a copy's time also holds waits for the
+ * program's earlier work on its stream, which only add. Before a class has a
+ * driver figure, a copy under 1 MiB goes to the driver once to get one (the
+ * copies before the first ring give most classes theirs); larger ones are
+ * staged.
  *
  * Owns: the classes' figures, under `lock` (a copy of 64 KiB takes 10 us
  * or more; the lock costs tens of nanoseconds). */

@@ -566,14 +566,14 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
     return true;
 }
 
-/* The slot size the copies so far can use: the largest copy's, a power of
- * two of MIN_CHUNK or more (see the ring's comment above). */
+/* The slot size the copies so far can use: the largest copy's, rounded up to
+ * a power of two, MIN_CHUNK at least (see the ring's comment above). */
 static size_t slot_cap(void)
 {
-    size_t most = atomic_load_explicit(&largest, memory_order_relaxed), c = MIN_CHUNK;
-    while (c < most)
-        c *= 2;
-    return c;
+    size_t most = atomic_load_explicit(&largest, memory_order_relaxed);
+    if (most <= MIN_CHUNK)
+        return MIN_CHUNK;
+    return (size_t)1 << (64 - (unsigned)__builtin_clzll((unsigned long long)(most - 1)));
 }
 
 /* The slot size wanted after t bytes of traffic, within what copies use. */
