@@ -8,7 +8,8 @@
 #     subset of the features advise reports as paid (a feature alone whose interval
 #     of the median speedup is above 1.0x: advise's own rule; at most 4 of them, the
 #     fastest first: 16 subsets), each run with the library and only those features
-#     on, and the pick (GPUACCEL_CONFIG=pick.conf) and native beside them, in
+#     on (the empty subset is native: the program without the library, as advise's
+#     "native" pick means), and the pick (GPUACCEL_CONFIG=pick.conf) beside them, in
 #     GA_ADVISE_ROUNDS alternating rounds (the order rotated each round), timed by
 #     the same metric. The pick must be within 10% of the best subset (median
 #     against median); and `gpuaccel ab --config pick.conf` must reproduce advise's
@@ -214,8 +215,10 @@ for pid, proj, cmd in progs:
         say("paid: %s; the subsets of the first 4 only" % ",".join(paid))
         paid = paid[:4]
     # 3. the exhaustive rounds: native, every subset of the paid features, the pick.
+    # The empty subset is native: advise's "no setting" is the program without the
+    # library, never the library with every feature off.
     settings = [("native", None)]
-    for k in range(len(paid) + 1):
+    for k in range(1, len(paid) + 1):
         for s in combinations(paid, k):
             env = dict(clean, LD_PRELOAD=lib, GPUACCEL="safe")
             env.update({VAR(f): "1" if f in s else "0" for f in feats})
@@ -276,8 +279,8 @@ for pid, proj, cmd in progs:
             walls[lab].append(wall * 1000)
     log.close()
     med = {k: median(v) for k, v in vals.items()}
-    subs = [s[0] for s in settings if s[0].startswith("{") and state[s[0]] == "ok" and vals[s[0]]
-            and set(filter(None, s[0][1:-1].split(","))) <= set(paid)]
+    subs = [s[0] for s in settings if state[s[0]] == "ok" and vals[s[0]] and (s[0] == "native" or (
+            s[0].startswith("{") and set(filter(None, s[0][1:-1].split(","))) <= set(paid)))]
     best = min(subs, key=lambda s: med[s]) if subs else None
     pick_lab = "pick" if pick != "native" else "native"
     pm = med.get(pick_lab) if vals.get(pick_lab) else None
