@@ -129,6 +129,12 @@ typedef struct ga_feature {
     void (*alloc_async_begin)(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, bool per_thread);
     void (*alloc_done)(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
     void (*free_done)(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r);
+    /* A copy between host memory and the device is about to be served or made
+     * (before any feature or the driver touches its host side): the
+     * synchronous and asynchronous DtoH and HtoD forms, with copy_done's
+     * arguments. */
+    void (*copy_begin)(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host, CUdeviceptr dev,
+                       size_t bytes);
     /* A copy (the program's, or a feature's answer to it) returned: `host` the
      * host side of a copy to or from the device (NULL for the others; nothing
      * is known of it: it may even be device memory), `dev` the device side

@@ -18,6 +18,7 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
 {
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
+    GA_EACH(copy_begin, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount);
     ga_flush(rt, GA_FLUSH_STREAM, NULL);
     if (!GA_SERVE(read, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, &r)) {
         /* A synchronous copy runs on the default stream after all its earlier
@@ -37,6 +38,7 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
 {
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
+    GA_EACH(copy_begin, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount);
     ga_flush(rt, GA_FLUSH_STREAM, hStream);
     if (!GA_SERVE(read, rt, id, dstHost, srcDevice, ByteCount, hStream, &r)) {
         r = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2)(dstHost, srcDevice, ByteCount, hStream);
@@ -90,6 +92,7 @@ CUresult ga_hook_htod(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice, cons
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
     bool pt = ga_entries[id].per_thread;
+    GA_EACH(copy_begin, rt, GA_COPY_HTOD, srcHost, dstDevice, ByteCount);
     ga_hooks_plain_before(rt, true, false, GA_DEFSTREAM);
     if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, GA_DEFSTREAM, &r))
         r = GA_REAL(rt, id, cuMemcpyHtoD_v2)(dstDevice, srcHost, ByteCount);
@@ -104,6 +107,7 @@ CUresult ga_hook_htod_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dstDevice
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
     bool pt = ga_entries[id].per_thread;
+    GA_EACH(copy_begin, rt, GA_COPY_HTOD, srcHost, dstDevice, ByteCount);
     ga_hooks_plain_before(rt, true, false, hStream);
     if (!GA_SERVE(write, rt, id, dstDevice, srcHost, ByteCount, hStream, &r))
         r = GA_REAL(rt, id, cuMemcpyHtoDAsync_v2)(dstDevice, srcHost, ByteCount, hStream);

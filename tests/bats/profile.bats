@@ -234,6 +234,10 @@ assert ops["staging"]["check"] == "gpuaccel ab --feature staging -- COMMAND"
 # what staging would take: its own rates, never faster than the program's own
 # page-locked reads ran (on the fake driver, no faster than its pageable copies)
 assert "staged they would take" in ops["staging"]["reason"], ops["staging"]
+# the first download's 8 MiB of untouched destination: its page faults counted
+import re
+assert re.search(r"faulting in 8(\.0)? MiB of host memory the program had not touched",
+                 ops["staging"]["reason"]), ops["staging"]
 assert ops["staging"]["saving_ns"] < 21e6, ops["staging"]
 # the text: the ones that would help by their saving, each with its check line
 text = d["text"].split("\n")

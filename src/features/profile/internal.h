@@ -182,6 +182,10 @@ typedef struct prof {
      * [htod, dtoh][pageable, page-locked]. */
     acc_t large[2][2];
     uint64_t large_min, large_up_min; /* downloads; uploads (GPUACCEL_STAGING_UPLOAD_MIN) */
+    /* Pages of the large pageable downloads' destinations that were not
+     * resident before the copy (the copy faulted them in), and a page's first
+     * touch on this host (ns, measured at init; 0: unknown), and its size. */
+    uint64_t untouched_pages, fault_ns, page;
     /* Small reads with no device work since the one before: in a 64 KiB block
      * read since that work (a window holds it), or not (only a mirror would). */
     struct {

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,6 +67,33 @@ static void read_command(prof_t *p)
     p->command[n] = '\0';
 }
 
+/* What the first touch of a host page costs here: fresh anonymous pages
+ * written once each, as a program's new buffers are (malloc takes large
+ * blocks from mmap) and as a copy into them faults them in; the median of
+ * three 2 MiB regions. With transparent huge pages on, one fault may map a
+ * whole region, as it would the program's buffers. 0 when nothing could be
+ * mapped. */
+static uint64_t first_touch_ns(void)
+{
+    const size_t len = 2u << 20;
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t t[3];
+    if (page <= 0)
+        return 0;
+    for (int i = 0; i < 3; i++) {
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return 0;
+        uint64_t t0 = ga_now_ns();
+        for (size_t o = 0; o < len; o += (size_t)page)
+            ((volatile char *)m)[o] = 1;
+        t[i] = (ga_now_ns() - t0) / (len / (size_t)page);
+        munmap(m, len);
+    }
+    uint64_t lo = t[0] < t[1] ? t[0] : t[1], hi = t[0] < t[1] ? t[1] : t[0];
+    return t[2] < lo ? lo : t[2] > hi ? hi : t[2];
+}
+
 /* Publish p. Starting over (tests): the old state goes with the old generation. */
 static void start(prof_t *p)
 {
@@ -101,6 +129,9 @@ void ga_profile_init(const ga_rt_t *rt)
     p->large_up_min = rt->cfg.staging_adapt && rt->cfg.staging_upload_min > p->large_min
                           ? rt->cfg.staging_upload_min
                           : p->large_min;
+    long page = sysconf(_SC_PAGESIZE);
+    p->page = page > 0 ? (uint64_t)page : 4096;
+    p->fault_ns = first_touch_ns();
     ga_prof_classify(p);
     read_command(p);
     ga_prof_resolve_timing(p, rt);
@@ -131,6 +162,7 @@ static void fork_child(void)
     memcpy(p->command, ga_prof->command, sizeof p->command);
     p->graph_min = ga_prof->graph_min;
     p->large_min = ga_prof->large_min, p->large_up_min = ga_prof->large_up_min;
+    p->fault_ns = ga_prof->fault_ns, p->page = ga_prof->page;
     memcpy(p->kind, ga_prof->kind, sizeof p->kind);
     p->ktiming = false; /* the parent's events are not the child's */
     p->knote = ga_prof->ktiming ? "off in a forked child: its events belong to the parent"
@@ -162,12 +194,55 @@ static int host_kind(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host, siz
     return type == 0 ? 0 : type == CU_MEMORYTYPE_HOST ? 1 : -1;
 }
 
+/* Pages of [p, p + n) not resident now (mincore), a chunk of pages a call;
+ * 0 when the kernel cannot tell (part of the range is not mapped). */
+static uint64_t untouched_pages(const void *p, size_t n)
+{
+    unsigned char vec[1024];
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        return 0;
+    uintptr_t a = (uintptr_t)p & ~((uintptr_t)page - 1), end = (uintptr_t)p + n;
+    uint64_t out = 0;
+    while (a < end) {
+        size_t pages = (end - a + (uintptr_t)page - 1) / (uintptr_t)page;
+        if (pages > sizeof vec)
+            pages = sizeof vec;
+        if (mincore((void *)a, pages * (size_t)page, vec) != 0)
+            return 0;
+        for (size_t i = 0; i < pages; i++)
+            out += !(vec[i] & 1);
+        a += pages * (uintptr_t)page;
+    }
+    return out;
+}
+
+/* The thread's large pageable download about to be made: its destination's
+ * pages not yet resident. A copy into fresh memory (a new std::vector or Vec
+ * per read) faults each page in, whoever copies; staging's rates were
+ * measured into touched pages, so its estimate adds the faults. */
+static GA_TLS uint64_t tl_untouched;
+
+static void prof_copy_begin(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host,
+                            CUdeviceptr dev, size_t bytes)
+{
+    (void)dev;
+    tl_untouched = ga_profiling && dir == GA_COPY_DTOH && host_kind(rt, dir, host, bytes) == 0
+                       ? untouched_pages(host, bytes)
+                       : 0;
+}
+
 static void prof_copy_done(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host,
                            CUdeviceptr dev, size_t bytes, uint64_t ns, CUresult r)
 {
-    if (r == CUDA_SUCCESS && ga_profiling)
-        ga_profile_copy_at(dir, bytes, ns, dir == GA_COPY_OTHER ? 0 : dev,
-                     host_kind(rt, dir, host, bytes));
+    uint64_t untouched = tl_untouched;
+    tl_untouched = 0;
+    if (r != CUDA_SUCCESS || !ga_profiling)
+        return;
+    int kind = host_kind(rt, dir, host, bytes);
+    ga_profile_copy_at(dir, bytes, ns, dir == GA_COPY_OTHER ? 0 : dev, kind);
+    if (dir == GA_COPY_DTOH && kind == 0)
+        ga_profile_untouched(untouched);
 }
 
 /* A stream-ordered allocation: its pool's reservation before it (the thread's
@@ -253,6 +328,7 @@ const ga_feature_t ga_feature_profile = {
     .alloc_async_begin = prof_alloc_async_begin,
     .alloc_done = prof_alloc_done,
     .free_done = prof_free_done,
+    .copy_begin = prof_copy_begin,
     .copy_done = prof_copy_done,
     .launch_begin = prof_launch_begin,
     .launch_done = prof_launch_done,

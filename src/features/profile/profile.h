@@ -31,6 +31,14 @@ void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns);
 void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdeviceptr dev,
                         int host_kind);
 
+/* The large pageable download just recorded (ga_profile_copy_at) wrote
+ * `pages` pages of host memory that were not resident before it. */
+void ga_profile_untouched(uint64_t pages);
+
+/* What the first touch of a host page costs here, in ns (measured at init;
+ * the unit tests set it). */
+void ga_profile_set_fault_ns(uint64_t ns);
+
 /* A stream-ordered allocation from `pool` that took `ns`: the pool's
  * reservation `before` and `after` it. */
 void ga_profile_async_alloc(CUmemoryPool pool, uint64_t before, uint64_t after, uint64_t ns);

@@ -91,6 +91,21 @@ void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdevicept
     pthread_mutex_unlock(&ga_prof_lock);
 }
 
+void ga_profile_untouched(uint64_t pages)
+{
+    if (!ga_profiling || !pages)
+        return;
+    pthread_mutex_lock(&ga_prof_lock);
+    ga_prof->untouched_pages += pages;
+    pthread_mutex_unlock(&ga_prof_lock);
+}
+
+void ga_profile_set_fault_ns(uint64_t ns)
+{
+    if (ga_profiling)
+        ga_prof->fault_ns = ns;
+}
+
 void ga_profile_copy(ga_copy_dir_t dir, size_t bytes, uint64_t ns)
 {
     ga_profile_copy_at(dir, bytes, ns, 0, -1);
