@@ -199,20 +199,18 @@ static int host_kind(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host, siz
 static uint64_t untouched_pages(const void *p, size_t n)
 {
     unsigned char vec[1024];
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0)
-        return 0;
+    uintptr_t page = ga_prof->page;
     uintptr_t a = (uintptr_t)p & ~((uintptr_t)page - 1), end = (uintptr_t)p + n;
     uint64_t out = 0;
     while (a < end) {
-        size_t pages = (end - a + (uintptr_t)page - 1) / (uintptr_t)page;
+        size_t pages = (end - a + page - 1) / page;
         if (pages > sizeof vec)
             pages = sizeof vec;
-        if (mincore((void *)a, pages * (size_t)page, vec) != 0)
+        if (mincore((void *)a, pages * page, vec) != 0)
             return 0;
         for (size_t i = 0; i < pages; i++)
             out += !(vec[i] & 1);
-        a += pages * (uintptr_t)page;
+        a += pages * page;
     }
     return out;
 }
