@@ -3,9 +3,9 @@
  * (the pinned cache); otherwise the driver's call exactly as a plain entry
  * point makes it. Held-back work goes out first either way (a free may
  * synchronize, and the cache fences a freed block behind the work enqueued).
- * The epochs move around the driver's own calls only (these map memory and
- * may synchronize: writers): a block the cache hands out or takes back maps
- * and writes nothing, and the cache moves them around its own driver calls.
+ * The epochs move around the driver's own calls only (ga_host_alloc_driver,
+ * ga_host_free_driver: these map memory and may synchronize): a block the
+ * cache hands out or takes back maps and writes nothing.
  * Bumping them on every served call cost a loop of allocations and frees the
  * cache served 40-70 ns a pair on the fake driver once a feature kept the
  * epochs. (On an H200 such a loop still ran ~0.4 us a pair slower with
@@ -14,21 +14,6 @@
 #include "core/log.h"
 #include "hooks/dispatch.h"
 #include "tracking/streams.h"
-
-/* The program's own call: cuMemAllocHost has no flags (Flags then holds only
- * GA_HOSTALLOC_LEGACY, which the features read). */
-static CUresult driver_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize,
-                             unsigned Flags)
-{
-    CUresult r;
-    ga_work_begin(rt, true);
-    if (id == GA_ID_cuMemAllocHost_v2)
-        r = GA_REAL(rt, id, cuMemAllocHost_v2)(pp, bytesize);
-    else
-        r = GA_REAL(rt, id, cuMemHostAlloc)(pp, bytesize, Flags);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
-    return r;
-}
 
 static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t bytesize,
                            unsigned Flags)
@@ -39,7 +24,7 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
      * or not; then the program's allocation once more. */
     for (int pass = 0; pass < 2; pass++) {
         if (!GA_SERVE(host_alloc, rt, pp, bytesize, Flags, &r))
-            r = driver_alloc(rt, id, pp, bytesize, Flags);
+            r = ga_host_alloc_driver(rt, pp, bytesize, id == GA_ID_cuMemAllocHost_v2, Flags);
         if (r != CUDA_ERROR_OUT_OF_MEMORY || pass || !ga_reclaim(rt, true))
             break;
     }
@@ -62,12 +47,10 @@ CUresult ga_hook_host_alloc_v2(const ga_rt_t *rt, ga_id_t id, void **pp, size_t 
 
 CUresult ga_hook_host_free(const ga_rt_t *rt, ga_id_t id, void *p)
 {
+    (void)id; /* cuMemFreeHost's, the one entry point it hooks */
     CUresult r;
     ga_flush(rt, GA_FLUSH_ALL, GA_NOSTREAM);
-    if (GA_SERVE(host_free, rt, p, &r))
-        return r;
-    ga_work_begin(rt, true);
-    r = GA_REAL(rt, id, cuMemFreeHost)(p);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    if (!GA_SERVE(host_free, rt, p, &r))
+        r = ga_host_free_driver(rt, p);
     return r;
 }

@@ -670,3 +670,24 @@ static void fork_child(void)
 }
 
 const ga_fork_ops_t ga_streams_fork = {&use_lock, &lock, fork_child};
+
+CUresult ga_host_alloc_driver(const ga_rt_t *rt, void **pp, size_t bytes, bool legacy,
+                              unsigned flags)
+{
+    CUresult r;
+    ga_work_begin(rt, true);
+    if (legacy)
+        r = GA_REAL(rt, GA_ID_cuMemAllocHost_v2, cuMemAllocHost_v2)(pp, bytes);
+    else
+        r = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc)(pp, bytes, flags);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}
+
+CUresult ga_host_free_driver(const ga_rt_t *rt, void *p)
+{
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost)(p);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}

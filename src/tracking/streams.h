@@ -102,6 +102,15 @@ static inline void ga_work_end(const ga_rt_t *rt, CUresult r, CUstream s, bool p
     ga_work_end_as(rt, r, s, per_thread, writes, true);
 }
 
+/* The driver's page-locked allocation (cuMemAllocHost when `legacy`, else
+ * cuMemHostAlloc with `flags`) and free, with the epochs moved around them:
+ * they map and unmap memory, and a free waits for the device. The one way the
+ * hooks and the pinned cache make these calls; a block the cache hands out or
+ * takes back moves no epoch. */
+CUresult ga_host_alloc_driver(const ga_rt_t *rt, void **pp, size_t bytes, bool legacy,
+                              unsigned flags);
+CUresult ga_host_free_driver(const ga_rt_t *rt, void *p);
+
 /* The same around a launch or a copy: it writes memory and maps none, so the
  * map epoch stands. */
 static inline void ga_data_begin(const ga_rt_t *rt)

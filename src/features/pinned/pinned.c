@@ -101,29 +101,13 @@ static void pinned_init(const ga_rt_t *rt)
  * for it; cuMemHostAlloc's with the program's flags. */
 static CUresult real_alloc(const ga_rt_t *rt, void **p, size_t size, unsigned flags)
 {
-    CUresult r;
-    ga_work_begin(rt, true); /* it maps memory: the hook leaves that to us */
-    if (flags & GA_HOSTALLOC_LEGACY)
-        r = GA_REAL(rt, GA_ID_cuMemAllocHost_v2, cuMemAllocHost_v2)(p, size);
-    else
-        r = GA_REAL(rt, GA_ID_cuMemHostAlloc, cuMemHostAlloc)(p, size, flags);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
-    return r;
-}
-
-/* The driver's free; it unmaps and waits for the device. */
-static CUresult real_free(const ga_rt_t *rt, void *p)
-{
-    ga_work_begin(rt, true);
-    CUresult r = GA_REAL(rt, GA_ID_cuMemFreeHost, cuMemFreeHost)(p);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
-    return r;
+    return ga_host_alloc_driver(rt, p, size, flags & GA_HOSTALLOC_LEGACY, flags);
 }
 
 static void give_back(const ga_rt_t *rt, block_t *b)
 {
     ga_fence_release(rt, &b->fence);
-    real_free(rt, b->p);
+    ga_host_free_driver(rt, b->p);
     free(b);
 }
 
@@ -227,7 +211,7 @@ static block_t *fresh(const ga_rt_t *rt, CUcontext ctx, unsigned flags, size_t s
         r = real_alloc(rt, &p, size, flags);
     }
     if (r == CUDA_SUCCESS && !as_asked(rt, p, flags)) {
-        real_free(rt, p);
+        ga_host_free_driver(rt, p);
         release_others(rt, flags);
         r = real_alloc(rt, &p, size, flags);
         ga_debug("pinned: %zu bytes with flags %#x made again apart from other blocks: %s", size,
@@ -236,7 +220,7 @@ static block_t *fresh(const ga_rt_t *rt, CUcontext ctx, unsigned flags, size_t s
     block_t *b = r == CUDA_SUCCESS ? calloc(1, sizeof *b) : NULL;
     if (!b) {
         if (r == CUDA_SUCCESS)
-            real_free(rt, p);
+            ga_host_free_driver(rt, p);
         return NULL; /* the program's own call then gets the driver's answer */
     }
     b->p = p;
@@ -296,7 +280,7 @@ static bool pinned_free(const ga_rt_t *rt, void *p, CUresult *r)
     bool kept = !ga_serving_off() && ga_current_ctx(rt) == b->ctx &&
                 (ga_fence_idle(b->ctx, &b->fence) || ga_fence_init(rt, b->ctx, &b->fence));
     if (!kept) {
-        *r = real_free(rt, b->p);
+        *r = ga_host_free_driver(rt, b->p);
         free(b);
         return true;
     }
