@@ -200,7 +200,7 @@ static uint64_t untouched_pages(const void *p, size_t n)
 {
     unsigned char vec[1024];
     uintptr_t page = ga_prof->page;
-    uintptr_t a = (uintptr_t)p & ~((uintptr_t)page - 1), end = (uintptr_t)p + n;
+    uintptr_t a = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + n;
     uint64_t out = 0;
     while (a < end) {
         size_t pages = (end - a + page - 1) / page;
@@ -215,32 +215,36 @@ static uint64_t untouched_pages(const void *p, size_t n)
     return out;
 }
 
-/* The thread's large pageable download about to be made: its destination's
- * pages not yet resident. A copy into fresh memory (a new std::vector or Vec
- * per read) faults each page in, whoever copies; staging's rates were
- * measured into touched pages, so its estimate adds the faults. */
-static GA_TLS uint64_t tl_untouched;
+/* The thread's copy about to be made (copy_begin, which the hooks call
+ * before every HtoD and DtoH copy_done): its host memory's kind, and for a
+ * large pageable download its destination's pages not yet resident. A copy
+ * into fresh memory (a new std::vector or Vec per read) faults each page in,
+ * whoever copies; staging's rates were measured into touched pages, so its
+ * estimate adds the faults. */
+static GA_TLS struct {
+    int kind;
+    uint64_t untouched;
+} tl_copy;
 
 static void prof_copy_begin(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host,
                             CUdeviceptr dev, size_t bytes)
 {
     (void)dev;
-    tl_untouched = ga_profiling && dir == GA_COPY_DTOH && host_kind(rt, dir, host, bytes) == 0
-                       ? untouched_pages(host, bytes)
-                       : 0;
+    tl_copy.kind = ga_profiling ? host_kind(rt, dir, host, bytes) : -1;
+    tl_copy.untouched = dir == GA_COPY_DTOH && tl_copy.kind == 0 ? untouched_pages(host, bytes) : 0;
 }
 
 static void prof_copy_done(const ga_rt_t *rt, ga_copy_dir_t dir, const void *host,
                            CUdeviceptr dev, size_t bytes, uint64_t ns, CUresult r)
 {
-    uint64_t untouched = tl_untouched;
-    tl_untouched = 0;
+    (void)rt, (void)host;
+    bool begun = dir == GA_COPY_HTOD || dir == GA_COPY_DTOH;
+    int kind = begun ? tl_copy.kind : -1;
     if (r != CUDA_SUCCESS || !ga_profiling)
         return;
-    int kind = host_kind(rt, dir, host, bytes);
     ga_profile_copy_at(dir, bytes, ns, dir == GA_COPY_OTHER ? 0 : dev, kind);
     if (dir == GA_COPY_DTOH && kind == 0)
-        ga_profile_untouched(untouched);
+        ga_profile_untouched(tl_copy.untouched);
 }
 
 /* A stream-ordered allocation: its pool's reservation before it (the thread's
