@@ -6,7 +6,9 @@
  * than, and a staged copy's time varies more: its helpers' wake-up, its
  * ring; on an H200 host 64 KiB uploads whose fastest copies were alike each
  * way ran 0.90x of native staged), and a run of PROBE_RUN copies of every
- * PROBE the other way, to keep that figure current. A run, not one copy: the
+ * PROBE the other way, to keep that figure current (every PROBE_FAR while
+ * one way takes half the other's time or less; the period doubles, up to
+ * PROBE_MAX, while the runs leave the choice as it was: probe_locked). A run, not one copy: the
  * way not taken is cold (staging's helper threads asleep, its ring not grown
  * by the copies that went to the driver), and its first copy says what a
  * cold copy costs, not what that way costs once taken. Probed one copy at a
@@ -44,6 +46,7 @@ enum {
     PROBE = 16,         /* of every PROBE copies of a class, */
     PROBE_FAR = 64,     /* (or PROBE_FAR, while one way takes half the other's time or less) */
     PROBE_RUN = 2,      /* the last PROBE_RUN go the other way */
+    PROBE_MAX = 256,    /* the longest period, once the probes keep agreeing */
     MARGIN = 8,         /* staged only if faster by 1/MARGIN of its time */
 };
 static const size_t BIG = (size_t)1 << 20; /* staged before any driver figure */
@@ -58,6 +61,10 @@ typedef struct way {
 typedef struct klass {
     way_t way[2]; /* by ga_way_t */
     uint64_t seen;
+    uint64_t next;   /* the copy (by seen) that starts the next run of probes */
+    unsigned period; /* copies from one run of probes to the next; 0: none yet */
+    unsigned base;   /* the period it started from: PROBE, or PROBE_FAR */
+    int last;        /* the choice when the last run of probes ended; -1: none */
 } klass_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -78,22 +85,53 @@ static uint64_t best(const way_t *w)
     return w->prev && w->prev < w->cur ? w->prev : w->cur;
 }
 
+/* Is this copy a probe? Runs of PROBE_RUN every `period` copies. A run that
+ * ends with the choice it began with doubles the period (to PROBE_MAX); a
+ * changed choice, or ways that moved between near and far, start again from
+ * `base`. Fixed periods cost a loop of 256 KiB downloads on an H200 host a
+ * fifth of its copies sent the slower way (PROBE_RUN of every PROBE, and the
+ * cold way's first copies), where the choice never changed. */
+static bool probe_locked(klass_t *k, unsigned base, ga_way_t w)
+{
+    if (!k->period || k->base != base) {
+        k->period = k->base = base;
+        k->next = (k->seen / base) * base + base - PROBE_RUN;
+        if (k->next < k->seen)
+            k->next += base;
+        k->last = -1;
+    }
+    while (k->next + PROBE_RUN <= k->seen) /* copies counted while a figure was missing */
+        k->next += k->period;
+    if (k->seen < k->next)
+        return false;
+    if (k->seen + 1 == k->next + PROBE_RUN) { /* the run's last probe */
+        unsigned twice = k->period * 2 > PROBE_MAX ? PROBE_MAX : k->period * 2;
+        k->period = k->last == (int)w ? twice : base;
+        k->last = (int)w;
+        k->next += k->period;
+    }
+    return true;
+}
+
 ga_way_t ga_admit_choose(unsigned dir, bool sync, size_t n)
 {
     pthread_mutex_lock(&lock);
     klass_t *k = class_of(dir, sync, n);
+    k->seen++;
     uint64_t d = best(&k->way[GA_WAY_DRIVER]), s = best(&k->way[GA_WAY_STAGED]);
+    if (!s || !d) {
+        pthread_mutex_unlock(&lock);
+        if (!s)
+            return GA_WAY_STAGED;
+        return n < BIG || k->seen % PROBE >= PROBE - PROBE_RUN ? GA_WAY_DRIVER : GA_WAY_STAGED;
+    }
     /* Far apart, a probe costs the most and tells the least: fewer of them
      * (1 MiB downloads on an H200 host: 80 us staged, 154-230 by the driver,
      * where two probes in 16 cost a tenth of the staged time). */
-    unsigned period = d && s && (2 * s <= d || 2 * d <= s) ? PROBE_FAR : PROBE;
-    bool probe = ++k->seen % period >= period - PROBE_RUN;
-    pthread_mutex_unlock(&lock);
-    if (!s)
-        return GA_WAY_STAGED;
-    if (!d)
-        return n < BIG || probe ? GA_WAY_DRIVER : GA_WAY_STAGED;
+    unsigned base = 2 * s <= d || 2 * d <= s ? PROBE_FAR : PROBE;
     ga_way_t w = s + s / MARGIN <= d ? GA_WAY_STAGED : GA_WAY_DRIVER;
+    bool probe = probe_locked(k, base, w);
+    pthread_mutex_unlock(&lock);
     return probe ? (ga_way_t)!w : w;
 }
 

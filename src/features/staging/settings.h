@@ -21,7 +21,8 @@
     R(GPUACCEL_STAGING_CHUNK, "64K", "1G")                                               \
     X(GPUACCEL_STAGING_ADAPT, BOOL, staging_adapt, "1", "GPUACCEL_STAGING",               \
       "stage a kind and size of copy only where staged copies ran an eighth faster "   \
-      "than the driver's in this process (the last two of every 16 go the other way); "  \
+      "than the driver's in this process (two of every 16 go the other way, fewer while "  \
+      "the choice holds); "  \
       "0: stage every one")                                                              \
     X(GPUACCEL_STAGING_THREADS, UINT, staging_threads, "0", "GPUACCEL_STAGING",          \
       "threads that copy host memory, the caller included; 0: three quarters of the "    \

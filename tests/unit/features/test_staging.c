@@ -783,9 +783,9 @@ static void several_threads(void)
 }
 
 /* GPUACCEL_STAGING_ADAPT: each kind and size of copy is staged where staged
- * copies ran an eighth faster than the driver's, else goes to the driver; the
- * last two of every 16 go the other way (of every 64 while one way takes half
- * the other's time or less); a class with no staged figure is staged once,
+ * copies ran an eighth faster than the driver's, else goes to the driver; runs
+ * of two go the other way every 16 copies (64 while one way takes half the
+ * other's time or less), less often while they agree; a class with no staged figure is staged once,
  * one under 1 MiB with no driver figure goes to the driver once. 64
  * synchronous round trips of 256 KiB each time; `staged` of each direction: */
 static unsigned adapted(unsigned native_us, unsigned staged_us, unsigned staged)
@@ -820,12 +820,39 @@ static unsigned staged_of_64(uint64_t staged_ns, uint64_t driver_ns)
 static void admission_rule(void)
 {
     /* near (within 2x), staged faster by an eighth or more: staged but the
-     * runs of two in 16 (8 probes) */
-    CHECK(staged_of_64(80000, 90000) == 56 && staged_of_64(60000, 100000) == 56);
+     * runs of two probes, at the 14th-15th copies, then every 16, 32, 64 ...
+     * while they leave the choice as it was (14-15, 30-31, 62-63) */
+    CHECK(staged_of_64(80000, 90000) == 58 && staged_of_64(60000, 100000) == 58);
     /* near, staged faster by less than an eighth, or slower: the driver's */
-    CHECK(staged_of_64(85000, 90000) == 8 && staged_of_64(100000, 90000) == 8);
+    CHECK(staged_of_64(85000, 90000) == 6 && staged_of_64(100000, 90000) == 6);
     /* far apart (2x or more): runs of two in 64 */
     CHECK(staged_of_64(50000, 100000) == 62 && staged_of_64(200000, 100000) == 2);
+    ga_admit_reset();
+}
+
+/* The probes back off while they agree, to a run in PROBE_MAX (256)
+ * copies, and come back to every 16 when the choice changes: of 4,096 near
+ * copies staged faster, 2 * (4096 / 256) probes and a few; then the driver
+ * turns faster: the next run of probes comes within 256 copies, finds the
+ * choice changed, and the one after it comes 16 copies later. */
+static void probes_back_off(void)
+{
+    ga_admit_reset();
+    const size_t n = 256 << 10;
+    ga_admit_record(0, true, n, GA_WAY_STAGED, 80000);
+    ga_admit_record(0, true, n, GA_WAY_DRIVER, 90000);
+    unsigned probes = 0;
+    for (int i = 0; i < 4096; i++)
+        probes += ga_admit_choose(0, true, n) == GA_WAY_DRIVER;
+    CHECK(probes >= 2 * (4096 / 256 - 1) && probes <= 2 * (5 + 4096 / 256));
+    for (int i = 0; i < 40; i++) /* a window of faster driver copies turns over */
+        ga_admit_record(0, true, n, GA_WAY_DRIVER, 60000);
+    int at[4], k = 0;
+    for (int i = 0; i < 300 && k < 4; i++)
+        if (ga_admit_choose(0, true, n) == GA_WAY_STAGED)
+            at[k++] = i;
+    CHECK(k == 4 && at[0] < 256 && at[1] == at[0] + 1 && at[2] == at[0] + 16 &&
+          at[3] == at[2] + 1);
     ga_admit_reset();
 }
 
@@ -853,6 +880,7 @@ static void uploads_under_the_floor(void)
 static void admission_by_measurement(void)
 {
     admission_rule();
+    probes_back_off();
     uploads_under_the_floor();
     rt.cfg.staging_adapt = true;
     /* Delays of 20 ms: far beyond either way's own time on a loaded machine
