@@ -3,7 +3,8 @@
 # stub nvidia-smi (no GPU): the defaults variant runs with no GPUACCEL*
 # variable whatever the caller set, the variants' order turns every repeat,
 # and a missing digest, an exit 77 under the library or digests that differ
-# fail the suite instead of being filed as n/a or a skip.
+# fail the suite instead of being filed as n/a or a skip; with --confirm a
+# flag stays only where a second alternation shows it too.
 load helpers
 
 setup() {
@@ -71,4 +72,33 @@ suite() {
     suite
     [ "$status" -eq 1 ]
     has_words 'digests differ'
+}
+
+# confirm_suite BODY: the suite with --confirm and two repeats, the stub
+# printing its own result (BODY sets R).
+confirm_suite() {
+    bench_stub "$1; echo \"result driver \$R\"; echo 'digest: 0123456789abcdef'; exit 0"
+    run env PATH="$T/bin:$PATH" "${PYTHON3:-python3}" "$GA_SRC/bench/run-suite" \
+        --lib "$GA_LIB" --bin "$T/prog" --out "$T/out" --repeats 2 --pin none --confirm \
+        --only driver-dtoh
+    echo "$output"
+}
+
+@test "run-suite --confirm: a slowdown in both alternations stays flagged" {
+    confirm_suite 'case "$VARS" in GPUACCEL=all*) R=2.0 ;; *) R=1.0 ;; esac'
+    [ "$status" -eq 0 ]
+    # the group ran twice: 12 processes each time
+    [ "$(wc -l <"$T/log")" -eq 24 ]
+    has_words 'driver-dtoh (us): native 1.000'
+    "${PYTHON3:-python3}" -c 'import json,sys,glob; r=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["rows"][0]; sys.exit(0 if r["flags"]==["A"] and r["unconfirmed"]==[] and r["confirm_all_median"]==2.0 else 1)' "$T/out"
+}
+
+@test "run-suite --confirm: a slowdown the second alternation does not show is not flagged" {
+    # every feature slower in the first 12 runs only
+    confirm_suite 'n=$(wc -l <"'"$T"'/log"); R=1.0; case "$VARS" in GPUACCEL=all*) [ "$n" -le 12 ] && R=2.0 ;; esac'
+    [ "$status" -eq 0 ]
+    [ "$(wc -l <"$T/log")" -eq 24 ]
+    has_words 'not reproduced in a second alternation'
+    has_words 'first native 1.000 (1.000-1.000), defaults 1.000 (1.000-1.000), all 2.000'
+    "${PYTHON3:-python3}" -c 'import json,sys,glob; r=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["rows"][0]; sys.exit(0 if r["flags"]==[] and r["unconfirmed"]==["A"] else 1)' "$T/out"
 }
