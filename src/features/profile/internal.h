@@ -298,7 +298,7 @@ enum {
 typedef struct window_state {
     uint32_t windows;   /* closed windows */
     bool open;          /* a window was still open */
-    uint64_t inside_ns; /* time inside the closed windows */
+    uint64_t inside_ns; /* time inside them: the closed ones, and the open one so far */
     char start[GA_WINDOW_PATTERN], end[GA_WINDOW_PATTERN];
 } window_state_t;
 

@@ -72,6 +72,10 @@ bool ga_prof_window_used(window_state_t *out)
     out->windows = c / 2;
     out->open = c & 1;
     out->inside_ns = atomic_load_explicit(&w->inside_ns, memory_order_relaxed);
+    /* a window still open (a process that ends inside it): its time so far */
+    uint64_t opened = atomic_load_explicit(&w->opened_ns, memory_order_relaxed), now = ga_now_ns();
+    if (out->open && opened && now > opened)
+        out->inside_ns += now - opened;
     /* the patterns: gpuaccel wrote them before the program started; bounded
      * here whatever the file holds */
     memcpy(out->start, w->start, sizeof out->start);

@@ -8,7 +8,10 @@
  * outside one, odd while inside (gpuaccel adds 1 at each START line read while
  * outside and at each END line read while inside). `inside_ns` is the time
  * spent inside windows that have closed, added by gpuaccel at each END before
- * the crossing that closes the window. `magic` and `version` are written
+ * the crossing that closes the window; `opened_ns` is when the window now
+ * open opened (CLOCK_MONOTONIC, written before the crossing that opens it),
+ * so that a process that ends inside a window can count its time so far.
+ * `magic` and `version` are written
  * before the program starts; the library uses a file whose header is not
  * theirs, or that is smaller than the struct, not at all (it profiles the
  * whole process and says why). `start` and `end` are the patterns, for the
@@ -34,13 +37,15 @@ typedef struct ga_window {
     _Atomic uint64_t inside_ns;  /* time inside the windows closed so far */
     uint32_t magic;              /* GA_WINDOW_MAGIC */
     uint32_t version;            /* GA_WINDOW_VERSION */
-    char reserved[40];
+    _Atomic uint64_t opened_ns;  /* CLOCK_MONOTONIC when the open window opened */
+    char reserved[32];
     /* then what the report names the windows by */
     char start[GA_WINDOW_PATTERN], end[GA_WINDOW_PATTERN];
 } ga_window_t;
 
 _Static_assert(offsetof(ga_window_t, inside_ns) == 8, "the window's layout moved");
 _Static_assert(offsetof(ga_window_t, magic) == 16, "the window's layout moved");
+_Static_assert(offsetof(ga_window_t, opened_ns) == 24, "the window's layout moved");
 _Static_assert(offsetof(ga_window_t, start) == 64, "the window's header is 64 bytes");
 _Static_assert(sizeof(ga_window_t) == 1024, "the window file is 1 KiB");
 

@@ -238,10 +238,9 @@ static void text_window(ga_out_t *o, const summary_t *s)
         return;
     ga_out_s(o, "window: from a line matching '"), ga_out_s(o, w->start);
     ga_out_s(o, "' to one matching '"), ga_out_s(o, w->end), ga_out_s(o, "': ");
-    ga_out_count(o, w->windows), ga_out_s(o, w->windows == 1 ? " window, " : " windows, ");
-    ga_out_dur(o, w->inside_ns), ga_out_s(o, " inside");
-    if (w->open)
-        ga_out_s(o, " (and one open at exit: its events count, its time does not)");
+    ga_out_count(o, w->windows), ga_out_s(o, w->windows == 1 ? " window" : " windows");
+    ga_out_s(o, w->open ? " closed and one open at the write, " : ", ");
+    ga_out_dur(o, w->inside_ns), ga_out_s(o, w->open ? " inside (the open one's so far)" : " inside");
     ga_out_s(o, "\n  copies, allocations, kernels, sequences, page-locked memory, streams,\n"
                 "  synchronizations and the estimates count only inside the windows; driver\n"
                 "  calls and feature counters cover the whole process\n");
