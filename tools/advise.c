@@ -1,13 +1,14 @@
 /* advise.c - gpuaccel advise: a search over settings, not features.
  *
- * The program is profiled once; its estimates rank the features (the largest
- * saving first) and say which have nothing to act on. When the profile cannot
- * tell what tune would do, the tuner runs on the busiest kernels if a run fits
- * the budget. Then, alternating with native in rounds of fresh processes
- * (bench.c), come each feature alone, every feature, every feature but one,
- * the defaults, and the defaults plus each feature that paid alone; the close
- * contenders are repeated until the intervals of their median speedups
- * separate or the budget is spent. The winner is printed with its interval,
+ * The program is profiled once (with --phase or --window, only between the
+ * lines they name: phase.h's window file); its estimates rank the features
+ * (the largest saving first) and say which have nothing to act on. When the
+ * profile cannot tell what tune would do, the tuner runs on the busiest
+ * kernels if a run fits the budget. Then, alternating with native in rounds
+ * of fresh processes (bench.c), come each feature alone, every feature, every
+ * feature but one, the defaults, and the defaults plus each feature that paid
+ * alone; the close contenders are repeated until the intervals of their
+ * median speedups separate or the budget is spent. The winner is printed with its interval,
  * and it is said plainly when the data cannot separate settings.
  *
  * Owns: which settings are tried, the stopping rule, the advice and the file
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "phase.h"
 #include "profiles.h"
 
 enum {
@@ -59,6 +61,7 @@ typedef struct advise {
     unsigned avail;   /* the features that can act here (tune: with a table) */
     unsigned order[N_FEATURES], n_order; /* the available ones, best estimate first */
     double t0;        /* when measuring began (the budget's start) */
+    window_file_t win; /* the profile run's window (--phase, --window), or none */
 } advise_t;
 
 static bool bit(unsigned mask, int i)
@@ -138,34 +141,77 @@ static void on_opportunity(void *ctx, unsigned f, const pf_opp_t *o)
         a->est[i] = (estimate_t){true, o->verdict, o->saving_ns, o->acts_on};
 }
 
-/* Runs the program once under the profile, every feature off, its output
- * away; shows the report's opportunities on stderr (advise's progress) and
- * keeps what ranks the features. */
-static void profile_once(advise_t *a)
+/* The profile run's window, from --phase's lines or --window's (none: the
+ * whole process). EX_OK, or a usage error or failure (printed). */
+static int window_of(advise_t *a)
 {
-    bench_t *b = &a->b;
-    char base[64];
-    snprintf(base, sizeof base, "/tmp/gpuaccel-advise.%d", (int)getpid());
-    fprintf(stderr, "gpuaccel advise: profiling the command once...\n");
-    double t0 = now_s();
+    const opts_t *o = a->b.o;
+    a->win.path[0] = '\0';
+    if (o->window_start)
+        return window_create(&a->win, "--window", o->window_start, o->window_end);
+    if (o->measure == M_PHASE)
+        return window_create(&a->win, "--phase", o->phase_start, o->phase_end);
+    return EX_OK;
+}
+
+/* Starts the profiled run: every feature off, its output away (through the
+ * pipes `pp` to /dev/null when it marks windows). */
+static pid_t start_profiled(const advise_t *a, const char *base, pipes_t *pp)
+{
+    const bench_t *b = &a->b;
+    bool windowed = a->win.path[0];
+    if (windowed && !pipes_open(pp))
+        return -1;
     pid_t pid = fork();
     if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0)
+        int null = windowed ? -1 : open("/dev/null", O_WRONLY);
+        if (windowed)
+            pipes_child(pp);
+        else if (null >= 0)
             dup2(null, STDOUT_FILENO), dup2(null, STDERR_FILENO);
         signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL);
         preload(b->lib);
         setenv("GPUACCEL_PROFILE", base, 1);
         setenv("GPUACCEL_PROFILE_KERNELS", "1", 1); /* rank kernels by GPU time */
+        if (windowed)
+            setenv("GPUACCEL_PROFILE_WINDOW", a->win.path, 1);
         setenv("GPUACCEL", "0", 1); /* the program as it is */
         for (int i = 0; i < N_FEATURES; i++)
             unsetenv(feature_vars[i]);
         execv(b->path, b->o->cmd);
         _exit(127);
     }
+    return pid;
+}
+
+/* Runs the program once under the profile (start_profiled); shows the
+ * report's opportunities on stderr (advise's progress) and keeps what ranks
+ * the features. */
+static void profile_once(advise_t *a)
+{
+    char base[64];
+    snprintf(base, sizeof base, "/tmp/gpuaccel-advise.%d", (int)getpid());
+    if (a->win.path[0])
+        fprintf(stderr, "gpuaccel advise: profiling the command once, between its lines matching "
+                        "'%s' and '%s'...\n", a->win.page->start, a->win.page->end);
+    else
+        fprintf(stderr, "gpuaccel advise: profiling the command once...\n");
+    double t0 = now_s();
+    pipes_t pp;
+    pid_t pid = start_profiled(a, base, &pp);
     int status;
     if (pid < 0)
         return;
+    if (a->win.path[0]) {
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        const int to[2] = {null, null};
+        pipes_pump(&pp, to, &a->win.phase);
+        if (null >= 0)
+            close(null);
+        if (!a->win.phase.crossings)
+            fprintf(stderr, "gpuaccel advise: no line of the profiled run's output matched '%s': "
+                            "its estimates count nothing\n", a->win.page->start);
+    }
     wait_capped(pid, &status, 0);
     char **files = NULL;
     int n = pf_find_run(base, &files);
@@ -675,8 +721,13 @@ int cmd_advise(int argc, char **argv)
     if (!o->check_digest && !o->check_file)
         fprintf(stderr, "gpuaccel advise: no --check-digest or --check-file: outputs are not "
                         "compared\n");
+    if ((rc = window_of(&a)) != EX_OK) {
+        bench_cleanup(b);
+        return rc;
+    }
     bench_signals(true);
     profile_once(&a);
+    window_remove(&a.win);
     if (!interrupted)
         tune_once(&a);
     rank_features(&a);

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,91 +65,15 @@ static void wait_child(pid_t pid, int *status)
     }
 }
 
-/* A line of the program's output as it arrives (--phase): the times of the
- * first line matching START and of the first matching END after it. */
-typedef struct phase {
-    const bench_t *b;
-    double start, end; /* < 0: not seen */
-} phase_t;
-
-static void phase_line(phase_t *p, const char *line, double t)
-{
-    if (p->start < 0) {
-        if (regexec(&p->b->start_re, line, 0, NULL, 0) == 0)
-            p->start = t;
-    } else if (p->end < 0 && regexec(&p->b->end_re, line, 0, NULL, 0) == 0) {
-        p->end = t;
-    }
-}
-
-/* A stream of the program's output: copied to its capture file, cut in lines. */
-typedef struct stream {
-    int in, out;
-    char line[8192];
-    size_t len;
-} stream_t;
-
-static void stream_take(stream_t *s, phase_t *p, const char *buf, size_t n, double t)
-{
-    if (write(s->out, buf, n) != (ssize_t)n)
-        (void)0; /* a full disk: the check reads what is there */
-    for (size_t i = 0; i < n; i++) {
-        if (buf[i] != '\n' && s->len + 1 < sizeof s->line) {
-            s->line[s->len++] = buf[i];
-            continue;
-        }
-        if (buf[i] != '\n')
-            continue; /* a line longer than the buffer: its start is matched */
-        s->line[s->len] = '\0';
-        phase_line(p, s->line, t);
-        s->len = 0;
-    }
-}
-
-/* --phase: the program's stdout and stderr come through pipes, read as they
- * arrive. */
-static void pump(const bench_t *b, int fds[2], int files[2], phase_t *p)
-{
-    stream_t s[2] = {{fds[0], files[0], "", 0}, {fds[1], files[1], "", 0}};
-    struct pollfd pf[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
-    unsigned open_n = 2;
-    (void)b;
-    while (open_n) {
-        if (poll(pf, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        double t = now_s();
-        for (unsigned k = 0; k < 2; k++) {
-            if (pf[k].fd < 0 || !pf[k].revents)
-                continue;
-            char buf[65536];
-            ssize_t got = read(pf[k].fd, buf, sizeof buf);
-            if (got > 0) {
-                stream_take(&s[k], p, buf, (size_t)got, t);
-            } else if (got == 0 || errno != EINTR) {
-                if (s[k].len) { /* a last line without a newline */
-                    s[k].line[s[k].len] = '\0';
-                    phase_line(p, s[k].line, t);
-                }
-                close(pf[k].fd);
-                pf[k].fd = -1;
-                open_n--;
-            }
-        }
-    }
-}
-
 /* Runs the program once. Returns the wall time (the phase's, for --phase),
  * *status set; a negative value when the program could not be started or,
  * for --phase, a line never came (*phase_missing: START or END). */
 static double run_once(const bench_t *b, const row_t *r, int *status, const char **phase_missing)
 {
     bool piped = b->o->measure == M_PHASE;
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    pipes_t pp;
     *phase_missing = NULL;
-    if (piped && (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0))
+    if (piped && !pipes_open(&pp))
         return -1;
     fflush(NULL);
     int files[2] = {open(b->outfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
@@ -162,20 +85,17 @@ static double run_once(const bench_t *b, const row_t *r, int *status, const char
     if (pid < 0)
         return -1;
     if (pid == 0) {
-        int out = piped ? po[1] : files[0], err = piped ? pe[1] : files[1];
-        if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        if (piped ? !pipes_child(&pp) : (dup2(files[0], 1) < 0 || dup2(files[1], 2) < 0))
             _exit(EX_FAIL);
         signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL);
         child_env(b, r);
         execv(b->path, b->o->cmd);
         _exit(EX_NOEXEC);
     }
-    phase_t ph = {b, -1, -1};
-    if (piped) {
-        close(po[1]), close(pe[1]);
-        int fds[2] = {po[0], pe[0]};
-        pump(b, fds, files, &ph);
-    }
+    phase_t ph;
+    phase_init(&ph, &b->start_re, &b->end_re, NULL);
+    if (piped)
+        pipes_pump(&pp, files, &ph);
     wait_child(pid, status);
     double t = now_s() - t0;
     close(files[0]), close(files[1]);
@@ -526,13 +446,6 @@ static bool have_gpu(void)
     return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
 }
 
-static int compile(regex_t *re, const char *opt, const char *pattern, int flags)
-{
-    if (regcomp(re, pattern, REG_EXTENDED | flags) != 0)
-        return usage_error("%s: '%s' is not a valid regular expression", opt, pattern);
-    return EX_OK;
-}
-
 int bench_setup(bench_t *b, const opts_t *o, const char *tool)
 {
     b->o = o;
@@ -542,17 +455,17 @@ int bench_setup(bench_t *b, const opts_t *o, const char *tool)
         rc = find_command(o->cmd[0], b->path, sizeof b->path);
     if (rc != EX_OK)
         return rc;
-    if (o->check_digest && (rc = compile(&b->digest_re, "--check-digest", o->check_digest,
+    if (o->check_digest && (rc = compile_regex(&b->digest_re, "--check-digest", o->check_digest,
                                          REG_NOSUB)) != EX_OK)
         return rc;
-    if (o->metric && (rc = compile(&b->metric_re, "--metric", o->metric, 0)) != EX_OK)
+    if (o->metric && (rc = compile_regex(&b->metric_re, "--metric", o->metric, 0)) != EX_OK)
         return rc;
     if (o->metric && b->metric_re.re_nsub < 1)
         return usage_error("--metric '%s' has no group: put the number in parentheses, as in "
                            "'^time_ms: ([0-9.]+)'", o->metric);
     if (o->measure == M_PHASE &&
-        ((rc = compile(&b->start_re, "--phase", o->phase_start, REG_NOSUB)) != EX_OK ||
-         (rc = compile(&b->end_re, "--phase", o->phase_end, REG_NOSUB)) != EX_OK))
+        ((rc = compile_regex(&b->start_re, "--phase", o->phase_start, REG_NOSUB)) != EX_OK ||
+         (rc = compile_regex(&b->end_re, "--phase", o->phase_end, REG_NOSUB)) != EX_OK))
         return rc;
     b->gpu = have_gpu();
     if (!b->gpu && o->require_gpu)

@@ -13,7 +13,7 @@
  * number the program prints (--metric: the first capture group of the last
  * standard-output line matching a regex); the wall time between two lines of
  * its output (--phase: the first line matching START, then the first matching
- * END, timed as the lines arrive). Lower is better for all three. */
+ * END, timed as the lines arrive: phase.h). Lower is better for all three. */
 #ifndef GA_TOOLS_BENCH_H
 #define GA_TOOLS_BENCH_H
 
@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "phase.h"
 
 typedef struct row {
     char label[96];

@@ -75,6 +75,7 @@ typedef struct opts {
     bool ignore_failure;
     measure_kind_t measure;
     const char *metric, *phase_start, *phase_end;
+    const char *window_start, *window_end; /* advise --window: the profile run's only */
     double budget_s;    /* advise --budget */
     bool no_tune;       /* advise --no-tune */
     char **cmd;         /* NULL-terminated */
@@ -103,6 +104,9 @@ int exec_status(int status);
  * child by itself). The child's own dispositions are the defaults again at
  * exec. */
 void forward_signals(bool on);
+/* The child the signals forward_signals catches go to from now on (before
+ * wait_forwarding, while gpuaccel reads its output). */
+void forward_to_child(pid_t pid);
 /* waitpid, passing on the signals forward_signals catches. 0, or -1 (errno). */
 int wait_forwarding(pid_t pid, int *status);
 

@@ -1,9 +1,13 @@
 /* cmd_profile.c - gpuaccel profile and gpuaccel tune: the program runs once
  * under the library with the profile (or the tuner) on, and the command says
- * what was written.
+ * what was written. With --phase the program's output comes through pipes
+ * (passed on as it arrives) and its START and END lines mark the windows the
+ * profile counts in (phase.h).
  *
  * Owns: the checks of -o before the program runs, the environment of a
- * profiled or tuned run, and the list of files a run left.
+ * profiled or tuned run, the window file's life (made before the program
+ * starts, removed once it has ended, signals included: they go to the
+ * program, whose end ends the run), and the list of files a run left.
  * Must never: leave another run's per-process profiles beside this run's
  * (they are an error, or removed with --force). */
 #define _GNU_SOURCE
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "phase.h"
 #include "profiles.h"
 
 static bool fresh(const char *path, time_t since)
@@ -233,6 +238,65 @@ static void profile_alone(const opts_t *o)
             setenv(feature_vars[i], "0", 1);
 }
 
+/* Runs the program profiled into `out`, with the window file `win` (NULL:
+ * none) fed from its output; *status its wait status. EX_OK or the exit
+ * status of a failure (printed). */
+static int run_profiled(const opts_t *o, const char *lib, const char *path, const char *out,
+                        window_file_t *win, int *status)
+{
+    pipes_t pp;
+    if (win && !pipes_open(&pp))
+        return die(EX_FAIL, "--phase: cannot make pipes: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return die(EX_FAIL, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        if (win && !pipes_child(&pp))
+            _exit(EX_FAIL);
+        preload(lib);
+        apply_toggles(o);
+        profile_alone(o);
+        setenv("GPUACCEL_PROFILE", out, 1);
+        if (o->kernels)
+            setenv("GPUACCEL_PROFILE_KERNELS", "1", 1);
+        if (win)
+            setenv("GPUACCEL_PROFILE_WINDOW", win->path, 1);
+        execv(path, o->cmd);
+        _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
+    }
+    if (win) { /* the program's output, passed on as it comes, marks the windows */
+        static const int to[2] = {STDOUT_FILENO, STDERR_FILENO};
+        forward_to_child(pid);
+        void (*pipe_was)(int) = signal(SIGPIPE, SIG_IGN); /* a reader gone: drop, go on */
+        pipes_pump(&pp, to, &win->phase);
+        signal(SIGPIPE, pipe_was);
+    }
+    if (wait_forwarding(pid, status) != 0)
+        return die(EX_FAIL, "waiting for %s: %s", o->cmd[0], strerror(errno));
+    return EX_OK;
+}
+
+/* --phase: what the windows were. EX_FAIL when no line opened one, or the last
+ * one never closed (the profile is written all the same), as ab --phase fails
+ * on a line that never comes. */
+static int phase_verdict(const opts_t *o, const phase_t *ph)
+{
+    char t[32];
+    unsigned n = ph->crossings / 2;
+    fmt_time(t, sizeof t, ph->inside);
+    if (!ph->crossings)
+        return die(EX_FAIL, "profile: --phase: no line of %s's output matched START '%s': the "
+                            "profile counts nothing", o->cmd[0], o->phase_start);
+    if (ph->crossings & 1)
+        return die(EX_FAIL, "profile: --phase: no line matched END '%s' after the last START "
+                            "line: that window ran to the end of %s (%u closed before it, %s "
+                            "inside them)", o->phase_end, o->cmd[0], n, t);
+    fprintf(stderr, "gpuaccel: profile: --phase: %u window%s, %s inside\n", n, n == 1 ? "" : "s",
+            t);
+    return EX_OK;
+}
+
 int cmd_profile(int argc, char **argv)
 {
     opts_t opts = {.runs = 5, .ab_feature = -1}, *o = &opts;
@@ -267,25 +331,19 @@ int cmd_profile(int argc, char **argv)
     if ((rc = probe_dir(base)) != EX_OK)
         return rc;
     const char *out = base;
+    window_file_t win;
+    if (o->phase_start &&
+        (rc = window_create(&win, "--phase", o->phase_start, o->phase_end)) != EX_OK)
+        return rc;
     time_t since = time(NULL) - 1;
     forward_signals(true);
-    pid_t pid = fork();
-    if (pid < 0)
-        return die(EX_FAIL, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        preload(lib);
-        apply_toggles(o);
-        profile_alone(o);
-        setenv("GPUACCEL_PROFILE", out, 1);
-        if (o->kernels)
-            setenv("GPUACCEL_PROFILE_KERNELS", "1", 1);
-        execv(path, o->cmd);
-        _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
-    }
     int status = 0;
-    if (wait_forwarding(pid, &status) != 0)
-        return die(EX_FAIL, "waiting for %s: %s", o->cmd[0], strerror(errno));
+    rc = run_profiled(o, lib, path, out, o->phase_start ? &win : NULL, &status);
+    if (o->phase_start) /* while the signals still go to the program */
+        window_remove(&win);
     forward_signals(false);
+    if (rc != EX_OK)
+        return rc;
     clean_run(out);
     int written = list_profiles(out, since);
     char how[96];
@@ -302,5 +360,6 @@ int cmd_profile(int argc, char **argv)
     else if (WEXITSTATUS(status))
         fprintf(stderr, "gpuaccel: profile: %s ended with %s\n", o->cmd[0], how);
     int st = exec_status(status);
-    return written || st != EX_OK ? st : EX_FAIL;
+    int ph = o->phase_start && written ? phase_verdict(o, &win.phase) : EX_OK;
+    return st != EX_OK ? st : !written ? EX_FAIL : ph;
 }

@@ -166,6 +166,11 @@ void forward_signals(bool on)
     }
 }
 
+void forward_to_child(pid_t pid)
+{
+    forward_to = pid;
+}
+
 int wait_forwarding(pid_t pid, int *status)
 {
     forward_to = pid;

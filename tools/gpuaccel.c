@@ -7,7 +7,8 @@
  * option each command takes).
  * The commands live in their own files: run, env, kernels and report in
  * cmd_misc.c, profile and tune in cmd_profile.c, ab in ab.c, advise in
- * advise.c; what they share is in cli.h (common.c) and bench.h.
+ * advise.c; what they share is in cli.h (common.c), bench.h and phase.h (the
+ * program's output read as it arrives, the windows its lines mark).
  * Exit codes (man/gpuaccel.1): 0 ok; 1 outputs differ or a run failed (run
  * and profile pass the command's own status through); 2 usage error, library
  * or report not found; 77 --require-gpu without a GPU; 126 command not
@@ -33,9 +34,10 @@ const command_t commands[] = {
     {"profile", cmd_profile,
      "write FILE.txt, FILE.json, FILE.trace.json (default FILE: gpuaccel-profile);\n"
      "          -o is checked before CMD runs; features are off unless --enable, --config\n"
-     "          or the environment turns them on; a signal to gpuaccel goes to CMD",
-     "[-o FILE] [--force] [--kernels] [--config FILE] [--enable LIST] [--disable LIST]\n"
-     "          [--lib PATH] [--] CMD [ARGS...]", C_PROFILE},
+     "          or the environment turns them on; a signal to gpuaccel goes to CMD;\n"
+     "          --phase counts only between CMD's START and END lines",
+     "[-o FILE] [--force] [--kernels] [--phase START END] [--config FILE]\n"
+     "          [--enable LIST] [--disable LIST] [--lib PATH] [--] CMD [ARGS...]", C_PROFILE},
     {"tune", cmd_tune,
      "run CMD once under the tuner; write the configurations it proved\n"
      "          bit-identical and faster (default FILE: gpuaccel-tune.table)",
@@ -60,7 +62,8 @@ const command_t commands[] = {
      "          plus each feature that paid; repeat the close contenders until their\n"
      "          intervals separate or the budget is spent; print the winner",
      "[-r N] [-w N] [-i] [--budget SECONDS] [--no-tune] [--write FILE]\n"
-     "          [--metric REGEX | --phase START END] [--check-digest REGEX | --check-file PATH]\n"
+     "          [--metric REGEX | --phase START END] [--window START END]\n"
+     "          [--check-digest REGEX | --check-file PATH]\n"
      "          [--command-name NAME] [--export-json FILE] [--export-csv FILE]\n"
      "          [--export-markdown FILE] [--require-gpu] [--lib PATH] [--] CMD [ARGS...]",
      C_ADVISE},
@@ -113,8 +116,8 @@ static void usage(FILE *to)
 enum {
     O_LIB = 256, O_ENABLE, O_DISABLE, O_CONFIG, O_FORCE, O_KERNELS, O_KERNEL, O_EXHAUSTIVE,
     O_FEATURE, O_PER_FEATURE, O_CHECK_DIGEST, O_CHECK_FILE, O_JSON, O_SVG, O_REQUIRE_GPU, O_WRITE,
-    O_EXPORT_JSON, O_EXPORT_CSV, O_EXPORT_MD, O_COMMAND_NAME, O_METRIC, O_PHASE, O_BUDGET,
-    O_NO_TUNE
+    O_EXPORT_JSON, O_EXPORT_CSV, O_EXPORT_MD, O_COMMAND_NAME, O_METRIC, O_PHASE, O_WINDOW,
+    O_BUDGET, O_NO_TUNE
 };
 
 /* Every option: its names, the value it takes, the commands that take it and
@@ -162,10 +165,23 @@ static const opt_doc_t opt_docs[] = {
      "measure the number the program prints: the first group of the last standard-output "
      "line matching REGEX, lower is better; a run with no such line is an error; "
      "default: the wall time of the whole process"},
-    {"phase", O_PHASE, 0, "START END", C_AB | C_ADVISE,
+    {"phase", O_PHASE, 0, "START END", C_AB,
      "measure the wall time from the first output line (stdout or stderr) matching START to "
      "the first matching END after it, timed as the lines arrive (a program writing to a "
      "pipe must flush them); default: the whole process"},
+    {"phase", O_PHASE, 0, "START END", C_ADVISE,
+     "measure the wall time from the first output line (stdout or stderr) matching START to "
+     "the first matching END after it, timed as the lines arrive (a program writing to a "
+     "pipe must flush them), and profile only between such lines (as profile --phase); "
+     "default: the whole process"},
+    {"phase", O_PHASE, 0, "START END", C_PROFILE,
+     "count only while CMD is inside a window: from an output line (stdout or stderr) "
+     "matching START to the next matching END, every window, as the lines arrive (a program "
+     "writing to a pipe must flush them; its output is passed on as it comes); no line "
+     "matching START is an error, the profile still written; default: the whole process"},
+    {"window", O_WINDOW, 0, "START END", C_ADVISE,
+     "profile only between such lines, as profile --phase does, whatever is measured (with "
+     "--metric, say); default: --phase's lines, else the whole process"},
     {"feature", O_FEATURE, 0, "NAME|all", C_AB,
      "the library row has only NAME on (all: every feature); default: all"},
     {"per-feature", O_PER_FEATURE, 0, NULL, C_AB,
@@ -420,11 +436,14 @@ int parse_opts(int argc, char **argv, opts_t *o)
         if (optarg && optarg == argv[optind - 1] && option_word(optarg))
             return usage_error("%s: %s needs a value, not the option '%s' (%s=%s gives that "
                                "value)", cmd, as, optarg, as, optarg);
-        if (c == O_PHASE) { /* START END: END is the next word */
+        if (c == O_PHASE || c == O_WINDOW) { /* START END: END is the next word */
             if (optind >= argc || !strcmp(argv[optind], "--"))
-                return usage_error("%s: --phase needs two values: START END", cmd);
-            o->phase_start = optarg, o->phase_end = argv[optind++];
-            o->measure = M_PHASE;
+                return usage_error("%s: %s needs two values: START END", cmd, as);
+            const char *end = argv[optind++];
+            if (c == O_PHASE)
+                o->phase_start = optarg, o->phase_end = end, o->measure = M_PHASE;
+            else
+                o->window_start = optarg, o->window_end = end;
         }
         int rc = take(cmd, c, optarg, o);
         if (rc != EX_OK)
@@ -437,6 +456,9 @@ int parse_opts(int argc, char **argv, opts_t *o)
         return usage_error("%s: choose --check-digest or --check-file, not both", cmd);
     if (o->metric && o->phase_start)
         return usage_error("%s: choose --metric or --phase, not both", cmd);
+    if (o->window_start && o->phase_start)
+        return usage_error("%s: choose --phase or --window, not both (--phase's lines are the "
+                           "profile's window too)", cmd);
     bool toggled = o->enable_all;
     for (int i = 0; i < N_FEATURES; i++)
         toggled = toggled || o->feature_set[i];

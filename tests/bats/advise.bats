@@ -179,7 +179,8 @@ SH
 # check_knob: the knob above, run as tests/corpus/advise-check.sh's stand-in: it
 # prints "digest: ..." and "phase_ms: N" (N as the knob's work_ms, kernels adding
 # KNOB_KERNELS, 30 by default, and coalesce KNOB_COALESCE, 10), and does the
-# CUDA work of mix_prog only when profiled (the profile's estimates come from it).
+# CUDA work of mix_prog only when profiled (the profile's estimates come from
+# it), between "phase: begin" and "phase: end" lines.
 make_check_knob() {
     cat >"$T/cknob" <<'SH'
 #!/bin/sh
@@ -187,7 +188,11 @@ case "$LD_PRELOAD" in
 *libgpuaccel*) eff=$("$GA_TOOL" env | awk '$1 ~ /^GPUACCEL_[A-Z_]+$/ {print $1 "=" $4}') ;;
 *) eff= ;;
 esac
-[ -n "${GPUACCEL_PROFILE:-}" ] && "$PROGS/mix_prog" "$PTX" >/dev/null
+if [ -n "${GPUACCEL_PROFILE:-}" ]; then # the timed phase, marked as corpus.h's Phase does
+    echo "phase: begin"
+    "$PROGS/mix_prog" "$PTX" >/dev/null
+    echo "phase: end"
+fi
 ms=80
 for kv in $eff; do
     case $kv in
@@ -247,6 +252,13 @@ check_row() {
     grep -Eq '^good +tune +unknown .* n/a: no estimate' "$t"
     [ -s "$T/out/advise-check/good/pick.conf" ]
     [ -s "$T/out/advise-check/good/profile.json" ]
+    # the profile and advise's profile run counted inside the phase's lines only
+    # (mix_prog, the process with CUDA work, ends inside the window)
+    [ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); w=d["window"]; print(d["schema"], w["windows"], w["open_at_exit"], w["inside_ns"] > 0)' \
+        "$T/out/advise-check/good/profile.json")" = "gpuaccel-profile/4 0 True True" ]
+    grep -qF "profiling the command once, between its lines matching '^phase: begin' and '^phase: end'" \
+        "$T/out/advise-check/good/advise.txt"
+    grep -q '^  Opportunities in the windows' "$T/out/advise-check/good/advise.txt"
     # native (the empty subset), {graphs}, {pool}, {graphs,pool} and the pick, 5 rounds
     [ "$(grep -c '^[0-9]' "$T/out/advise-check/good/rounds.txt")" -eq 25 ]
     [ "$(grep -c ' {} ' "$T/out/advise-check/good/rounds.txt")" -eq 0 ]

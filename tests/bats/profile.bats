@@ -266,3 +266,25 @@ assert s["count"] == 51 and s["quiet"] == 51 and s["shared_memory_made"] is Fals
 assert o["acts_on"] == 51 and o["saving_ns"] == s["quiet_overlap_ns"] <= s["quiet_ns"], (o, s)
 PY
 }
+
+@test "GPUACCEL_PROFILE_WINDOW that cannot be used: one warning, the output unchanged, the whole process" {
+    command -v python3 >/dev/null || skip "no python3"
+    want=$(native "$PROGS/door_getproc" "$PTX")
+    head -c 64 /dev/zero > "$T/small"      # too small for a window file
+    head -c 4096 /dev/zero > "$T/foreign"  # large enough, not a window file
+    for f in "$T/missing" "$T/small" "$T/foreign"; do
+        run env GPUACCEL_PROFILE_WINDOW="$f" GPUACCEL_PROFILE="$T/w" LD_PRELOAD="$GA_LIB" \
+            LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/door_getproc" "$PTX"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(echo "$output" | grep -v '^gpuaccel:')" = "$want" ]
+        [ "$(echo "$output" | grep -c '^gpuaccel:')" -eq 1 ]
+        echo "$output" | grep -qF "gpuaccel: warning: GPUACCEL_PROFILE_WINDOW='$f': "
+        echo "$output" | grep -q 'expected a 1024-byte window file that gpuaccel profile --phase writes: profiling the whole process$'
+        check_files "$T/w"
+        # the counts of "the counts are the workload's": the whole process
+        [ "$(py "$T/w" 'd["schema"], "window" in d')" = "gpuaccel-profile/3 False" ]
+        [ "$(py "$T/w" 'd["copies"]["small_dtoh_reads"], d["kernels"]["launches"]')" = "257 21" ]
+        rm -f "$T"/w.*
+    done
+}

@@ -3,8 +3,9 @@
 # and do `gpuaccel profile`'s estimates match what each feature gains? For each
 # corpus program (tests/corpus/corpus.sh names, sizes and runs them the same way):
 #
-#  1. advise's pick: `gpuaccel advise --metric ... --check-digest ... --budget B
-#     --write pick.conf`, its speedup and interval; then an exhaustive check: every
+#  1. advise's pick: `gpuaccel advise --metric ... --window BEGIN END --check-digest ...
+#     --budget B --write pick.conf` (its profile run counts only inside the timed
+#     phase, whose lines the drivers print), its speedup and interval; then an exhaustive check: every
 #     subset of the features advise reports as paid (a feature alone whose interval
 #     of the median speedup is above 1.0x: advise's own rule; at most 4 of them, the
 #     fastest first: 16 subsets), each run with the library and only those features
@@ -14,8 +15,9 @@
 #     the same metric. The pick must be within 10% of the best subset (median
 #     against median); and `gpuaccel ab --config pick.conf` must reproduce advise's
 #     speedup within 10%.
-#  2. every opportunity of `gpuaccel profile -o FILE -- PROGRAM` (FILE.json's
-#     saving_ns) beside the measured gain of that feature alone (native's median
+#  2. every opportunity of `gpuaccel profile --phase BEGIN END -o FILE -- PROGRAM`
+#     (FILE.json's saving_ns, counted inside the timed phase only: the drivers'
+#     Phase prints "phase: begin" and "phase: end" around it) beside the measured gain of that feature alone (native's median
 #     less the feature's, by the metric): from the exhaustive rounds where the
 #     feature paid, else from advise's own runs of it alone; coalesce_mirrors is
 #     measured as coalesce with GPUACCEL_COALESCE_MIRRORS=1 against coalesce alone.
@@ -40,6 +42,10 @@
 #   GA_ADVISE_AB_RUNS   ab --config's runs (-r, default 3, after one warm-up)
 #   GA_ADVISE_METRIC    the metric (default '^phase_ms: *([0-9.]+)')
 #   GA_ADVISE_DIGEST    the check line (default '^digest: ')
+#   GA_ADVISE_BEGIN, GA_ADVISE_END
+#                       the lines around the timed phase that the profile counts in
+#                       (default '^phase: begin' and '^phase: end'; GA_ADVISE_BEGIN
+#                       set empty: the whole process)
 #   GA_ADVISE_PROGRAMS  other programs in place of the corpus (stand-ins):
 #                       'ID CMD ARGS...;ID CMD ARGS...'; no GPU is required then
 #   GA_TOOL, GA_LIB     gpuaccel and libgpuaccel.so (default: tools/gpuaccel and
@@ -78,6 +84,9 @@ nrounds = int(E.get("GA_ADVISE_ROUNDS") or 5)
 ab_runs = int(E.get("GA_ADVISE_AB_RUNS") or 3)
 metric = E.get("GA_ADVISE_METRIC") or r"^phase_ms: *([0-9.]+)"
 digest = E.get("GA_ADVISE_DIGEST") or r"^digest: "
+begin = E.get("GA_ADVISE_BEGIN", r"^phase: begin")
+end = E.get("GA_ADVISE_END") or r"^phase: end"
+window = ["--phase", begin, end] if begin else []  # profile's; advise takes --window
 size = E.get("GA_ADVISE_SIZE") or "20"
 only = (E.get("GA_ADVISE_ONLY") or "").split()
 out_dir = E.get("OUT") or ""
@@ -154,7 +163,7 @@ for pid, proj, cmd in progs:
                                                                 flush=True))
     # 1. the profile (every feature off): the estimates, and a run's cost.
     base = os.path.join(d, "profile")
-    rc, t_prof = run_tool(["profile", "--lib", lib, "--force", "-o", base, "--"] + cmd,
+    rc, t_prof = run_tool(["profile", "--lib", lib, "--force", "-o", base] + window + ["--"] + cmd,
                           os.path.join(d, "profile.log"))
     prof = None
     cands = [os.path.join(d, f) for f in sorted(os.listdir(d))
@@ -177,8 +186,9 @@ for pid, proj, cmd in progs:
     b_adv = max(5, int(budget * 0.4))
     conf = os.path.join(d, "pick.conf")
     t0 = time.time()
-    rc, t_adv = run_tool(["advise", "--lib", lib, "--budget", str(b_adv), "--metric", metric,
-                          "--check-digest", digest, "--write", conf, "--export-json",
+    rc, t_adv = run_tool(["advise", "--lib", lib, "--budget", str(b_adv), "--metric", metric] +
+                         (["--window", begin, end] if begin else []) +
+                         ["--check-digest", digest, "--write", conf, "--export-json",
                           os.path.join(d, "advise.json"), "--"] + cmd, os.path.join(d, "advise.txt"))
     text = open(os.path.join(d, "advise.txt")).read()
     try:
@@ -352,7 +362,9 @@ for pid, proj, cmd in progs:
 
 # ---- the tables ---------------------------------------------------------------------
 lines = ["# advise-check: budget %.0f s a program, %d exhaustive rounds asked, ab --config -r %d; "
-         "metric %s, digest %s" % (budget, nrounds, ab_runs, metric, digest)] + notes
+         "metric %s, digest %s, profiled between %s" % (budget, nrounds, ab_runs, metric, digest,
+                                                       "%s and %s" % (begin, end) if begin
+                                                       else "start and exit")] + notes
 h1 = ("program", "pick", "advise(95%)", "paid", "best_subset", "best_med", "pick_med", "pick/best",
       "within10", "ab/advise", "reproduced", "rounds", "secs")
 w1 = [max(len(str(r[i])) for r in [h1] + table1) for i in range(len(h1))]

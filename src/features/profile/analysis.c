@@ -31,15 +31,20 @@
 extern const char ga_kernels_table[];
 extern const size_t ga_kernels_fatbin_size;
 
-static bool worth(uint64_t saving, uint64_t wall)
+/* 0.1 ms and 0.5% of the time measured against: the run, or its windows */
+static bool worth(uint64_t saving, uint64_t basis)
 {
-    return saving >= 100000 && saving * 200 >= wall; /* 0.1 ms and 0.5% of the run */
+    return saving >= 100000 && saving * 200 >= basis;
 }
 
 void ga_prof_summarize(summary_t *s)
 {
     memset(s, 0, sizeof *s);
     s->wall = ga_now_ns() - ga_prof->t_base;
+    /* With a window the counts are the windows': so is what a saving is
+     * weighed against. */
+    s->windowed = ga_prof_window_used(&s->window);
+    s->basis = s->windowed ? s->window.inside_ns : s->wall;
     s->small_n = ga_prof->copies[GA_COPY_DTOH][0].count;
     s->small_ns = ga_prof->copies[GA_COPY_DTOH][0].ns;
     s->follow_n = ga_prof->follow.n;
@@ -91,7 +96,7 @@ static void opp_coalesce(const summary_t *s, opp_t *op, ga_out_t *w)
         ga_out_s(w, "no device-to-host reads of 256 bytes or less");
         return;
     }
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     ga_out_count(w, s->small_n), ga_out_s(w, " small D2H reads took ~"), ga_out_dur(w, s->small_ns);
     ga_out_s(w, " (~"), ga_out_dur(w, mean), ga_out_s(w, " each)");
     if (!s->follow_n) {
@@ -114,7 +119,7 @@ static void opp_coalesce_mirrors(const summary_t *s, opp_t *op, ga_out_t *w)
     uint64_t mmean = per(ga_prof->win.miss_ns, ga_prof->win.misses);
     op->acts_on = ga_prof->win.misses;
     op->saving_ns = ga_prof->win.misses * (mmean > COALESCED_READ_NS ? mmean - COALESCED_READ_NS : 0);
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!ga_prof->win.misses) {
         op->verdict = V_NO;
         ga_out_s(w, "no small read with no device work since the read before fell outside the "
@@ -147,7 +152,7 @@ static void opp_pool(const summary_t *s, opp_t *op, ga_out_t *w)
         ga_out_s(w, "no cuMemAlloc calls");
         return;
     }
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     ga_out_count(w, ga_prof->mem.count);
     ga_out_s(w, ga_prof->mem.count == 1 ? " allocation, " : " allocations, ");
     ga_out_count(w, frees), ga_out_s(w, " frees (~"), ga_out_dur(w, ga_prof->mem.free_ns);
@@ -184,7 +189,7 @@ static void opp_graphs(const summary_t *s, opp_t *op, ga_out_t *w)
         ga_out_s(w, "kernels run ~"), ga_out_dur(w, mean_gpu);
         ga_out_s(w, " on average: their launch cost is already hidden");
     } else {
-        op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+        op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
         ga_out_count(w, s->seq_nodes), ga_out_s(w, " launches could replay in ");
         ga_out_count(w, s->seq_count);
         ga_out_s(w, " repeated sequences, ~");
@@ -275,7 +280,7 @@ static void opp_pinned(const summary_t *s, opp_t *op, ga_out_t *w)
     uint64_t pairs = na < nf ? na : nf, pair_ns = per(ta, na) + per(tf, nf);
     op->acts_on = pairs;
     op->saving_ns = pairs * pair_ns;
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!na) {
         ga_out_s(w, "no cuMemHostAlloc or cuMemAllocHost calls");
         return;
@@ -354,7 +359,7 @@ static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
         op->saving_ns += pg[d]->ns > t ? pg[d]->ns - t : 0;
     }
     op->acts_on = n;
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!n) {
         ga_out_s(w, "no copy between pageable host memory and the device of ");
         large_sizes(w);
@@ -383,7 +388,7 @@ static void opp_streams(const summary_t *s, opp_t *op, ga_out_t *w)
     uint64_t pairs = nc < nd ? nc : nd, pair_ns = per(tc, nc) + per(td, nd);
     op->acts_on = pairs;
     op->saving_ns = pairs * (pair_ns > STREAM_QUERY_NS ? pair_ns - STREAM_QUERY_NS : 0);
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!nc) {
         ga_out_s(w, "no streams created");
         return;
@@ -409,7 +414,7 @@ static void opp_async_pool(const summary_t *s, opp_t *op, ga_out_t *w)
     uint64_t rmean = per(ga_prof->apool.regrown_ns, r);
     op->acts_on = r;
     op->saving_ns = r * (rmean > kept_mean ? rmean - kept_mean : 0);
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!n) {
         ga_out_s(w, "no stream-ordered allocations seen (cuMemAllocAsync)");
         return;
@@ -438,7 +443,7 @@ static void opp_lazy_sync(const summary_t *s, opp_t *op, ga_out_t *w)
     uint64_t qns = atomic_load(&ga_prof->lazy.quiet.ns);
     op->acts_on = q;
     op->saving_ns = atomic_load(&ga_prof->lazy.overlap_ns);
-    op->verdict = worth(op->saving_ns, s->wall) ? V_HELPS : V_NO;
+    op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!n) {
         ga_out_s(w, "no cuCtxSynchronize or cuStreamSynchronize calls");
         return;

@@ -6,7 +6,9 @@
  * the generation that makes thread-local caches stale; the trace's per-thread
  * blocks; the analysis's summary and verdicts, which both reports print; and,
  * grouped by the file that defines them, the functions one file offers
- * another. The formatter the writers share is format.h.
+ * another, and in_window, the gate every accumulation passes (window.c). The
+ * formatter the writers share is format.h; the window file's layout, which
+ * the gpuaccel command shares, window.h.
  *
  * The state is allocated at init (and afresh in a fork child) with fixed-size
  * tables, never resized, so a reader in a signal handler never follows a
@@ -25,6 +27,7 @@
 
 #include "features/profile/format.h"
 #include "features/profile/profile.h"
+#include "features/profile/window.h"
 #include "tracking/sequence.h"
 
 #ifndef PACKAGE_VERSION
@@ -113,6 +116,7 @@ typedef struct pending {
     CUevent start, end;
     uint32_t kern, track;
     uint64_t host_ns;
+    bool in; /* launched inside the window: its GPU time counts */
 } pending_t;
 
 typedef struct gpu_ev {
@@ -290,9 +294,20 @@ enum {
     N_OPPS
 };
 
+/* What the window file said when the profile was written (window.c). */
+typedef struct window_state {
+    uint32_t windows;   /* closed windows */
+    bool open;          /* a window was still open */
+    uint64_t inside_ns; /* time inside them: the closed ones, and the open one so far */
+    char start[GA_WINDOW_PATTERN], end[GA_WINDOW_PATTERN];
+} window_state_t;
+
 typedef struct summary {
     uint64_t wall, small_n, small_ns, follow_n, follow_ns, launch_calls, launch_ns;
     uint64_t seq_nodes, seq_count, gpu_ns, timed;
+    uint64_t basis; /* what a saving is weighed against: the wall time, or the window's */
+    bool windowed;  /* counted inside windows only (window) */
+    window_state_t window;
 } summary_t;
 
 static inline uint64_t per(uint64_t total, uint64_t n)
@@ -307,6 +322,29 @@ extern _Atomic unsigned ga_prof_gen; /* bumped on init and in a fork child: stal
 
 /* The calling thread's id (gettid), cached per generation. */
 uint32_t ga_prof_thread_id(void);
+
+/* ---- window.c: GPUACCEL_PROFILE_WINDOW ------------------------------------------- */
+/* The mapped window file, or NULL (unset, or a file that cannot be used):
+ * set at init, before profiling starts. */
+extern _Atomic(const ga_window_t *) ga_prof_window;
+
+/* Does an accumulation that feeds the totals and the estimates count now?
+ * Always without a window file; with one, only while the program is inside a
+ * window. Unset, it costs one relaxed load and a predictable branch. What
+ * pairs events (live allocations, the work since a read, stream tracks,
+ * kernels' records, pools' peaks) is kept whatever it answers. */
+static inline bool in_window(void)
+{
+    const ga_window_t *w = atomic_load_explicit(&ga_prof_window, memory_order_relaxed);
+    return GA_LIKELY(!w) || (atomic_load_explicit(&w->crossings, memory_order_relaxed) & 1);
+}
+
+/* Map GPUACCEL_PROFILE_WINDOW's file (init; NULL or "": none). A file that
+ * cannot be used: one warning, and no window. */
+void ga_prof_window_open(const char *path);
+
+/* A window file is used: what it says now, into *out. */
+bool ga_prof_window_used(window_state_t *out);
 
 /* ---- recorder.c: the events' tables ---------------------------------------------- */
 extern const uint64_t ga_prof_bucket_max[N_BUCKETS]; /* copy sizes; 0: no limit */
@@ -324,8 +362,9 @@ void ga_prof_sequence(const ga_seq_node_t *nodes, unsigned n, CUstream s);
 /* Find the event functions (GPUACCEL_PROFILE_KERNELS=1): sets p->ktiming, p->knote. */
 void ga_prof_resolve_timing(prof_t *p, const ga_rt_t *rt);
 
-/* After launch k (GPU track g, NULL if untracked) succeeded on s: its end event. */
-void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread);
+/* After launch k (GPU track g, NULL if untracked) succeeded on s: its end
+ * event; `in`: launched inside the window (its GPU time counts). */
+void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread, bool in);
 
 /* Harvest up to `max` finished launches; `wait` blocks on each (at exit). */
 void ga_prof_collect(unsigned max, bool wait);

@@ -71,12 +71,13 @@ static void give_event(CUevent e) /* under lock */
         ga_prof->evfree[ga_prof->nevfree++] = e;
 }
 
+/* A launch timed: its GPU time counts when it was launched inside the
+ * window (internal.h's in_window); the trace's GPU track shows it either way. */
 static void account_kernel(const pending_t *pd, uint64_t ns) /* under lock */
 {
     kern_t *k = &ga_prof->kern[pd->kern];
-    k->gpu_ns += ns;
-    k->timed++;
-    ga_prof->timed++;
+    if (pd->in)
+        k->gpu_ns += ns, k->timed++, ga_prof->timed++;
     track_t *g = &ga_prof->track[pd->track];
     /* A kernel starts no earlier than its launch, nor before the previous
      * kernel on its stream ended: the GPU track is placed from that. */
@@ -116,7 +117,7 @@ void ga_prof_collect(unsigned max, bool wait)
         if (ok)
             account_kernel(&pd, (uint64_t)((double)ms * 1e6 + 0.5));
         else
-            ga_prof->untimed++;
+            ga_prof->untimed += pd.in;
         give_event(pd.start);
         give_event(pd.end);
         pthread_mutex_unlock(&ga_prof_lock);
@@ -155,13 +156,13 @@ void ga_profile_kernel_begin(const ga_rt_t *rt, CUstream s, bool per_thread)
 }
 
 /* After the launch: the end event, and the pair queued for collection. */
-void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread)
+void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread, bool in)
 {
     CUstream hs = record_stream(s, per_thread);
     unsigned gen = atomic_load_explicit(&ga_prof_gen, memory_order_relaxed);
     if (tl_start_gen != gen || !tl_start || tl_start_stream != hs) {
         pthread_mutex_lock(&ga_prof_lock);
-        ga_prof->untimed++;
+        ga_prof->untimed += in;
         pthread_mutex_unlock(&ga_prof_lock);
         return;
     }
@@ -171,11 +172,11 @@ void ga_prof_kernel_end(unsigned k, track_t *g, CUstream s, bool per_thread)
     pthread_mutex_lock(&ga_prof_lock);
     if (ok && g && ga_prof->ring_tail - ga_prof->ring_head < RING) {
         ga_prof->ring[ga_prof->ring_tail++ % RING] =
-            (pending_t){tl_start, end, k, (uint32_t)(g - ga_prof->track), host};
+            (pending_t){tl_start, end, k, (uint32_t)(g - ga_prof->track), host, in};
         tl_start = NULL;
     } else {
         give_event(end);
-        ga_prof->untimed++;
+        ga_prof->untimed += in;
     }
     pthread_mutex_unlock(&ga_prof_lock);
     tl_start_stream = GA_NOSTREAM;

@@ -8,7 +8,8 @@
  * they share): recorder.c (the events' tables), ktime.c (kernel timing with
  * events), trace.c (driver-call spans), analysis.c (what would help),
  * write_text.c, write_json.c and write_trace.c (the three files), format.c
- * (their formatter), job.c (the rank in a multi-process job) and output.c
+ * (their formatter), job.c (the rank in a multi-process job), window.c (the
+ * window file that limits what counts to the program's phase) and output.c
  * (paths, signals, the write).
  *
  * Owns: the state (ga_prof), its lock and generation; the thread id cache.
@@ -135,6 +136,7 @@ void ga_profile_init(const ga_rt_t *rt)
     ga_prof_classify(p);
     read_command(p);
     ga_prof_resolve_timing(p, rt);
+    ga_prof_window_open(rt->cfg.profile_window); /* before the first event counts */
     start(p);
     if (!ga_seq_subscribe(ga_prof_sequence))
         ga_warn("profile: the sequence detector has no room for another subscriber: no "

@@ -5,6 +5,14 @@
  * and their configurations, each stream's GPU track, the sequences the
  * segments repeat, counters).
  *
+ * With a window file (window.c), what feeds the totals and the estimates is
+ * counted only inside a window (in_window, read once per event before the
+ * lock); what pairs one event with another (the live allocations' sizes, the
+ * sizes freed, the device work since the last small read and the blocks read
+ * since it, the kernels' records, each stream's GPU track, the pools' peaks)
+ * is kept whatever the window, so that an allocation made before a window and
+ * freed inside it is still understood.
+ *
  * Owns: those tables, under ga_prof_lock; the kernel table's lock-free lookup.
  * Must never: call the driver while holding ga_prof_lock (a kernel's first
  * launch asks the registry, which may, before taking it); allocate (the tables
@@ -42,8 +50,10 @@ static unsigned bucket_of(size_t bytes)
 
 /* A small read with no device work since the read before: does a window
  * (a 64 KiB block read since that work) hold it? The blocks are forgotten at
- * the next device work, as coalescing's windows are. */
-static void window_read(CUdeviceptr dev, uint64_t ns, bool follows)
+ * the next device work, as coalescing's windows are. Hits and misses count
+ * only when `counted` (inside the profile's window); the blocks are kept
+ * either way. */
+static void window_read(CUdeviceptr dev, uint64_t ns, bool follows, bool counted)
 {
     uint64_t block = (uint64_t)dev >> 16;
     if (ga_prof->win.work != ga_prof->follow.work) {
@@ -53,9 +63,9 @@ static void window_read(CUdeviceptr dev, uint64_t ns, bool follows)
     bool held = false;
     for (unsigned i = 0; i < ga_prof->win.n && !held; i++)
         held = ga_prof->win.block[i] == block;
-    if (follows && held)
+    if (counted && follows && held)
         ga_prof->win.hits++, ga_prof->win.hit_ns += ns;
-    else if (follows)
+    else if (counted && follows)
         ga_prof->win.misses++, ga_prof->win.miss_ns += ns;
     if (!held) { /* a new window: the oldest goes when all are in use */
         ga_prof->win.block[ga_prof->win.next] = block;
@@ -69,21 +79,22 @@ void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdevicept
 {
     if (!ga_profiling || (unsigned)dir >= N_DIRS)
         return;
+    bool in = in_window();
     pthread_mutex_lock(&ga_prof_lock);
     unsigned b = bucket_of(bytes);
-    acc_t *a = &ga_prof->copies[dir][b];
-    a->count++;
-    a->bytes += bytes;
-    a->ns += ns;
-    if (host_kind >= 0 && (dir == GA_COPY_HTOD || dir == GA_COPY_DTOH)) {
+    if (in) {
+        acc_t *a = &ga_prof->copies[dir][b];
+        a->count++, a->bytes += bytes, a->ns += ns;
+    }
+    if (in && host_kind >= 0 && (dir == GA_COPY_HTOD || dir == GA_COPY_DTOH)) {
         acc_t *l = &ga_prof->large[dir == GA_COPY_DTOH][host_kind > 0];
         l->count++, l->bytes += bytes, l->ns += ns;
     }
     if (dir == GA_COPY_DTOH && b == 0) {
         bool follows = ga_prof->follow.seen && ga_prof->follow.at_last_read == ga_prof->follow.work;
-        if (follows)
+        if (in && follows)
             ga_prof->follow.n++, ga_prof->follow.ns += ns;
-        window_read(dev, ns, follows);
+        window_read(dev, ns, follows, in);
         ga_prof->follow.seen = true, ga_prof->follow.at_last_read = ga_prof->follow.work;
     } else if (dir != GA_COPY_DTOH) {
         ga_prof->follow.work++;
@@ -93,7 +104,7 @@ void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdevicept
 
 void ga_profile_untouched(uint64_t pages)
 {
-    if (!ga_profiling || !pages)
+    if (!ga_profiling || !pages || !in_window())
         return;
     pthread_mutex_lock(&ga_prof_lock);
     ga_prof->untouched_pages += pages;
@@ -128,14 +139,16 @@ void ga_profile_async_alloc(CUmemoryPool pool, uint64_t before, uint64_t after, 
 {
     if (!ga_profiling)
         return;
+    bool in = in_window();
     pthread_mutex_lock(&ga_prof_lock);
     pool_peak_t *p = pool_peak(pool);
-    ga_prof->apool.n++, ga_prof->apool.ns += ns;
+    if (in)
+        ga_prof->apool.n++, ga_prof->apool.ns += ns;
     /* It mapped memory (the reservation grew) while below a peak the pool had
      * reached: memory it held before, released at a synchronization. */
-    if (p && after > before && before < p->peak)
+    if (in && p && after > before && before < p->peak)
         ga_prof->apool.regrown++, ga_prof->apool.regrown_ns += ns;
-    else if (after <= before)
+    else if (in && after <= before)
         ga_prof->apool.reserved++, ga_prof->apool.reserved_ns += ns;
     if (p && after > p->peak)
         p->peak = after;
@@ -194,26 +207,29 @@ static freed_t *freed_slot(uint64_t size)
     return &ga_prof->freed[hash_ptr((const void *)(uintptr_t)size, FREED_SLOTS - 1)];
 }
 
+/* The live bytes, their peak and the sizes freed are kept whatever the
+ * window: a size freed before a window and asked for inside it is churn
+ * inside it (a block cache would serve it there). */
 void ga_profile_alloc(CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r)
 {
     if (!ga_profiling)
         return;
+    bool in = in_window();
     pthread_mutex_lock(&ga_prof_lock);
     if (r != CUDA_SUCCESS) {
-        ga_prof->mem.failed++;
-        ga_prof->mem.failed_ns += ns;
+        if (in)
+            ga_prof->mem.failed++, ga_prof->mem.failed_ns += ns;
     } else {
-        ga_prof->mem.count++;
-        ga_prof->mem.bytes += bytes;
-        ga_prof->mem.ns += ns;
+        if (in)
+            ga_prof->mem.count++, ga_prof->mem.bytes += bytes, ga_prof->mem.ns += ns;
         ga_prof->mem.live += bytes;
         if (ga_prof->mem.live > ga_prof->mem.peak)
             ga_prof->mem.peak = ga_prof->mem.live;
         freed_t *f = freed_slot(bytes);
         if (f->size == bytes && f->n) { /* freed earlier, asked for again */
             f->n--;
-            ga_prof->mem.churn++;
-            ga_prof->mem.churn_ns += ns;
+            if (in)
+                ga_prof->mem.churn++, ga_prof->mem.churn_ns += ns;
         }
         live_add(p, bytes);
     }
@@ -224,15 +240,15 @@ void ga_profile_free(CUdeviceptr p, size_t bytes, uint64_t ns)
 {
     if (!ga_profiling)
         return;
+    bool in = in_window();
     pthread_mutex_lock(&ga_prof_lock);
     uint64_t known = live_remove(p);
     if (!bytes)
         bytes = known;
-    ga_prof->mem.frees++;
-    ga_prof->mem.free_ns += ns;
-    ga_prof->mem.free_bytes += bytes;
-    if (!bytes)
-        ga_prof->mem.frees_unknown++;
+    if (in) {
+        ga_prof->mem.frees++, ga_prof->mem.free_ns += ns, ga_prof->mem.free_bytes += bytes;
+        ga_prof->mem.frees_unknown += !bytes;
+    }
     ga_prof->mem.live = ga_prof->mem.live > bytes ? ga_prof->mem.live - bytes : 0;
     if (bytes) {
         freed_t *f = freed_slot(bytes);
@@ -386,11 +402,12 @@ static track_t *track_get(CUstream s, bool per_thread)
 /* A segment ended (its nodes as the sequence detector hands them over): one
  * more sighting of its sequence, keyed by the nodes' hash, named by its first
  * kernels. Every node's kernel was recorded at its launch, before the
- * detector saw it. */
+ * detector saw it. Only segments that end inside the window count: a
+ * sequence seen only outside it is not in the table. */
 void ga_prof_sequence(const ga_seq_node_t *nodes, unsigned n, CUstream s)
 {
     (void)s;
-    if (!ga_profiling || !n)
+    if (!ga_profiling || !n || !in_window())
         return;
     uint32_t first[SEQ_NAMES] = {0};
     for (unsigned i = 0; i < n && i < SEQ_NAMES; i++)
@@ -421,22 +438,26 @@ void ga_prof_sequence(const ga_seq_node_t *nodes, unsigned n, CUstream s)
 }
 
 /* The launch is counted under the lock; its end event (ktime.c) is recorded
- * after, outside it. */
+ * after, outside it. Outside the window the kernel is still recorded (its
+ * name) and the launch is still device work a later read waits for. */
 void ga_profile_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid[3],
                        const unsigned block[3], unsigned shmem, CUstream s, bool per_thread)
 {
     if (!ga_profiling)
         return;
+    bool in = in_window();
     unsigned k = kernel_index(rt, f);
     pthread_mutex_lock(&ga_prof_lock);
-    ga_prof->launches++;
     ga_prof->follow.work++;
     kern_t *kr = &ga_prof->kern[k];
-    kr->launches++;
-    if (k < MAX_KERNELS)
-        add_config(kr, grid, block, shmem);
+    if (in) {
+        ga_prof->launches++;
+        kr->launches++;
+        if (k < MAX_KERNELS)
+            add_config(kr, grid, block, shmem);
+    }
     track_t *g = ga_prof->ktiming ? track_get(s, per_thread) : NULL;
     pthread_mutex_unlock(&ga_prof_lock);
     if (ga_prof->ktiming)
-        ga_prof_kernel_end(k, g, s, per_thread);
+        ga_prof_kernel_end(k, g, s, per_thread, in);
 }

@@ -10,6 +10,10 @@
       "write a profile to FILE.txt, FILE.json, FILE.trace.json (other processes: " \
       "FILE.<pid>.*, or FILE.rank<R>.<pid>.* with a launcher's rank)")             \
     X(GPUACCEL_PROFILE_KERNELS, BOOL, profile_kernels, "0", "GPUACCEL_PROFILE",    \
-      "1 times every kernel with events")
+      "1 times every kernel with events")                                          \
+    X(GPUACCEL_PROFILE_WINDOW, STR, profile_window, "", "GPUACCEL_PROFILE",        \
+      "a window file (gpuaccel profile --phase makes it): copies, allocations, "   \
+      "kernels and the estimates count only inside the program's windows; "        \
+      "unset: the whole process")
 
 #endif

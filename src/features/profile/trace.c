@@ -5,7 +5,10 @@
  * frees (pinned), streams created and destroyed (streams), and the
  * synchronizations after which nothing the host could see was pending
  * (lazy_sync), with the host work that followed each until a call looked at
- * the device again.
+ * the device again. With a window file (window.c) the tallies count only
+ * calls made inside a window, and only a quiet synchronization inside one
+ * opens an overlap; what the device has pending (work, dirty, tainted) is
+ * followed whatever the window. The trace's events are every call's.
  *
  * Owns: the push-only list of blocks and the count of events they reserve;
  * the thread's current block; the classes of the entry points (prof_t.kind).
@@ -122,13 +125,14 @@ static void estimate_span(ga_id_t id, uint64_t t0, uint64_t t1)
     uint64_t ns = t1 > t0 ? t1 - t0 : 0;
     if (!k)
         return;
-    if (k & K_PIN_ALLOC)
+    bool in = in_window();
+    if (in && (k & K_PIN_ALLOC))
         tally(&ga_prof->pin_alloc, ns);
-    if (k & K_PIN_FREE)
+    if (in && (k & K_PIN_FREE))
         tally(&ga_prof->pin_free, ns);
-    if (k & K_STREAM_NEW)
+    if (in && (k & K_STREAM_NEW))
         tally(&ga_prof->stream_new, ns);
-    if (k & K_STREAM_GONE)
+    if (in && (k & K_STREAM_GONE))
         tally(&ga_prof->stream_gone, ns);
     if (k & K_TAINT)
         atomic_store_explicit(&ga_prof->lazy.tainted, true, memory_order_relaxed);
@@ -139,10 +143,12 @@ static void estimate_span(ga_id_t id, uint64_t t0, uint64_t t1)
     if (k & K_DIRTY)
         atomic_store_explicit(&ga_prof->lazy.dirty, true, memory_order_relaxed);
     if (k & K_SYNC) {
-        tally(&ga_prof->syncs, ns);
+        if (in)
+            tally(&ga_prof->syncs, ns);
         bool work = atomic_exchange_explicit(&ga_prof->lazy.work, false, memory_order_relaxed);
         bool dirty = atomic_exchange_explicit(&ga_prof->lazy.dirty, false, memory_order_relaxed);
-        if (work && !dirty && !atomic_load_explicit(&ga_prof->lazy.tainted, memory_order_relaxed)) {
+        if (in && work && !dirty &&
+            !atomic_load_explicit(&ga_prof->lazy.tainted, memory_order_relaxed)) {
             tally(&ga_prof->lazy.quiet, ns);
             atomic_store_explicit(&ga_prof->lazy.open_wait, ns, memory_order_relaxed);
             atomic_store_explicit(&ga_prof->lazy.open_end, t1 ? t1 : 1, memory_order_relaxed);

@@ -2,8 +2,9 @@
  * a change here changes the schema): the opportunities, entry points, copies,
  * allocations, page-locked memory, streams and synchronizations, kernels,
  * sequences and counters, and the text report; in a ranked process (job.c)
- * also its place in the job. Schema /3 (/1 and /2 were the earlier versions'
- * files, without and with "job").
+ * also its place in the job. Schema /3, or /4 with a window file: /3 plus
+ * "window" (/1 and /2 were the earlier versions' files, without and with
+ * "job").
  *
  * Owns: the JSON's keys and their order.
  * Must never: allocate, use stdio or take a lock (it runs inside the write,
@@ -207,6 +208,18 @@ static void json_counters(ga_out_t *o)
     ga_out_s(o, "]");
 }
 
+/* "window": the window file's patterns, its windows and the time inside
+ * them. Only with a window file (schema /4). */
+static void json_window(ga_out_t *o, const window_state_t *w)
+{
+    ga_out_key(o, "window", false), ga_out_s(o, "{");
+    ga_out_key(o, "start", true), ga_out_js(o, w->start);
+    ga_out_key(o, "end", false), ga_out_js(o, w->end);
+    ga_out_ku(o, "windows", w->windows);
+    ga_out_ku(o, "inside_ns", w->inside_ns);
+    ga_out_key(o, "open_at_exit", false), ga_out_s(o, w->open ? "true}" : "false}");
+}
+
 /* "job": the rank and what else the launcher said. Only in a ranked process. */
 static void json_job(ga_out_t *o)
 {
@@ -226,13 +239,15 @@ void ga_prof_json_body(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS],
 {
     bool ranked = ga_prof->job.ranked;
     ga_out_s(o, "{"), ga_out_key(o, "schema", true);
-    ga_out_js(o, "gpuaccel-profile/3");
+    ga_out_js(o, s->windowed ? "gpuaccel-profile/4" : "gpuaccel-profile/3");
     ga_out_key(o, "library_version", false), ga_out_js(o, PACKAGE_VERSION);
     ga_out_ku(o, "pid", (uint64_t)getpid());
     if (ranked)
         json_job(o);
     ga_out_key(o, "command", false), ga_out_js(o, ga_prof->command);
     ga_out_ku(o, "wall_ns", s->wall);
+    if (s->windowed)
+        json_window(o, &s->window);
     ga_out_key(o, "written_on", false), ga_out_js(o, from_signal ? "signal" : "exit");
     ga_out_key(o, "kernel_timing", false), ga_out_s(o, "{");
     ga_out_key(o, "enabled", true), ga_out_s(o, ga_prof->ktiming ? "true" : "false");

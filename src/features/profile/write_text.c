@@ -1,6 +1,7 @@
 /* write_text.c - FILE.txt, the report a person reads: the opportunities, then
  * driver calls, copies, allocations, kernels, repeated launch sequences and
- * the features' counters, as aligned tables. It is built into the state's
+ * the features' counters, as aligned tables; with a window file, a header
+ * line says which windows the counts are from. It is built into the state's
  * text buffer (FILE.json carries it too, for `gpuaccel report`).
  *
  * Owns: the report's layout and wording.
@@ -29,13 +30,15 @@ static void opp_order(const opp_t ops[N_OPPS], unsigned order[N_OPPS])
     }
 }
 
-static void text_opps(ga_out_t *o, const opp_t ops[N_OPPS])
+static void text_opps(ga_out_t *o, const summary_t *s, const opp_t ops[N_OPPS])
 {
     static const char *const label[] = {"would help", "no", "unknown"};
     unsigned order[N_OPPS];
     opp_order(ops, order);
-    ga_out_s(o, "\nOpportunities (estimates from the measured counts, the largest first; "
-                "check each with the command under it)\n");
+    ga_out_s(o, s->windowed ? "\nOpportunities in the windows (estimates from the counts inside "
+                              "them, the largest first; check each with the command under it)\n"
+                            : "\nOpportunities (estimates from the measured counts, the largest "
+                              "first; check each with the command under it)\n");
     ga_out_s(o, "  feature           verdict     saving     why\n");
     for (unsigned k = 0; k < N_OPPS; k++) {
         const opp_t *op = &ops[order[k]];
@@ -226,6 +229,23 @@ static void text_counters(ga_out_t *o)
     }
 }
 
+/* With a window file: which lines bounded the windows, how many and how long,
+ * and what counts inside them only. */
+static void text_window(ga_out_t *o, const summary_t *s)
+{
+    const window_state_t *w = &s->window;
+    if (!s->windowed)
+        return;
+    ga_out_s(o, "window: from a line matching '"), ga_out_s(o, w->start);
+    ga_out_s(o, "' to one matching '"), ga_out_s(o, w->end), ga_out_s(o, "': ");
+    ga_out_count(o, w->windows), ga_out_s(o, w->windows == 1 ? " window" : " windows");
+    ga_out_s(o, w->open ? " closed and one open at the write, " : ", ");
+    ga_out_dur(o, w->inside_ns), ga_out_s(o, w->open ? " inside (the open one's so far)" : " inside");
+    ga_out_s(o, "\n  copies, allocations, kernels, sequences, page-locked memory, streams,\n"
+                "  synchronizations and the estimates count only inside the windows; driver\n"
+                "  calls and feature counters cover the whole process\n");
+}
+
 void ga_prof_build_text(const summary_t *s, const opp_t ops[N_OPPS], bool from_signal)
 {
     ga_out_t o = {-1, ga_prof->text, TEXT_CAP - 64, 0, false};
@@ -238,7 +258,8 @@ void ga_prof_build_text(const summary_t *s, const opp_t ops[N_OPPS], bool from_s
     ga_out_s(&o, ", "), ga_out_dur(&o, s->wall);
     ga_out_s(&o, from_signal ? " profiled, stopped by a signal\n" : " profiled\n");
     ga_out_s(&o, "command: "), ga_out_s(&o, ga_prof->command), ga_out_s(&o, "\n");
-    text_opps(&o, ops);
+    text_window(&o, s);
+    text_opps(&o, s, ops);
     text_next(&o, ops);
     text_entries(&o);
     text_copies(&o);

@@ -113,7 +113,10 @@ struct Checks {
 // begin() and end(), each begun and ended with the device idle (the sync given:
 // cudaDeviceSynchronize unless the driver works through the driver API). Set-up,
 // the CPU reference and the checks stay outside. Printed as `phase_ms: <float>`
-// (tests/corpus/corpus.sh times a run by it).
+// (tests/corpus/corpus.sh times a run by it). Each span is also marked in the
+// output, outside the timed interval: `phase: begin` before its clock starts and
+// `phase: end` after it stops, flushed at once, so that `gpuaccel profile --phase
+// '^phase: begin' '^phase: end'` counts what the clock times (every span).
 static inline void phase_sync_runtime() { CK(cudaDeviceSynchronize()); }
 static inline void phase_sync_driver() { CU(cuCtxSynchronize()); }
 struct Phase {
@@ -123,12 +126,16 @@ struct Phase {
     void begin()
     {
         sync();
+        printf("phase: begin\n");
+        fflush(stdout);
         t0 = std::chrono::steady_clock::now();
     }
     void end()
     {
         sync();
         ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        printf("phase: end\n");
+        fflush(stdout);
     }
     void print() const
     {

@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "check.h"
 #include "features/profile/format.h"
 #include "features/profile/profile.h"
+#include "features/profile/window.h"
 #include "core/stats.h"
 #include "stub_driver.h"
 #include "core/textfile.h"
@@ -753,6 +756,108 @@ static void scenario_live(void)
     CHECK(jnum(mem, "free_bytes") == jnum(mem, "bytes"));
 }
 
+/* A window file as gpuaccel profile --phase makes it, mapped read-write
+ * here to play gpuaccel's part; its path in `path`. */
+static ga_window_t *make_window(char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/window", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, sizeof(ga_window_t)) == 0);
+    ga_window_t *w = mmap(NULL, sizeof *w, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    CHECK(w != MAP_FAILED);
+    w->magic = GA_WINDOW_MAGIC, w->version = GA_WINDOW_VERSION;
+    strcpy(w->start, "^begin"), strcpy(w->end, "^end");
+    return w;
+}
+
+/* One round of every kind of event the window gates, with known numbers:
+ * 3 uploads, an allocation and the free of the one before it (4 KiB each, a
+ * size freed before: churn), 2 launches, a stream created and destroyed and
+ * a quiet sync of 1 ms followed by 2 ms of host work. */
+static void window_round(unsigned r, uint64_t *t)
+{
+    for (int i = 0; i < 3; i++)
+        ga_profile_copy(GA_COPY_HTOD, 1024, 1000);
+    ga_profile_alloc((CUdeviceptr)(0x100000 + 4096 * (uint64_t)r), 4096, 2000, CUDA_SUCCESS);
+    ga_profile_free((CUdeviceptr)(0x100000 + 4096 * (uint64_t)(r - 1)), 0, 3000);
+    launch((CUfunction)&k_fill, 4, 128, NULL);
+    launch((CUfunction)&k_add, 4, 128, NULL);
+    flush_point();
+    ga_profile_span(GA_ID_cuStreamCreate, *t, *t + 400000);
+    ga_profile_span(GA_ID_cuStreamDestroy_v2, *t, *t + 100000);
+    ga_profile_span(GA_ID_cuLaunchKernel, *t, *t + 1000);
+    ga_profile_span(GA_ID_cuCtxSynchronize, *t + 2000, *t + 1002000);
+    ga_profile_span(GA_ID_cuMemcpyDtoH_v2, *t + 3002000, *t + 3003000);
+    *t += 10000000;
+}
+
+/* GPUACCEL_PROFILE_WINDOW: rounds outside the windows count for nothing,
+ * rounds inside two windows are summed; an allocation made outside and freed
+ * inside is still known (its size is freed). A file that is not there: the
+ * whole process, and schema /3. */
+static void scenario_window(void)
+{
+    char path[600];
+    ga_window_t *w = make_window(path, sizeof path);
+    start("window", false);
+    rt.cfg.profile_window = path; /* start() above had none: start over with it */
+    ga_profile_init(&rt);
+    uint64_t t = ga_now_ns() + 1000000;
+    ga_profile_alloc((CUdeviceptr)0x100000, 4096, 2000, CUDA_SUCCESS); /* round 0's, outside */
+    unsigned r = 1;
+    for (unsigned win = 0; win < 2; win++) {
+        window_round(r++, &t), window_round(r++, &t); /* outside */
+        atomic_fetch_add(&w->crossings, 1);           /* START */
+        for (unsigned k = 0; k < 3; k++)
+            window_round(r++, &t);
+        atomic_fetch_add(&w->inside_ns, 5000000);
+        atomic_fetch_add(&w->crossings, 1);           /* END */
+    }
+    window_round(r++, &t); /* outside again */
+    /* page-locked memory (after it no sync is quiet): a pair outside, one in
+     * a third window */
+    ga_profile_span(GA_ID_cuMemHostAlloc, t, t + 400000);
+    ga_profile_span(GA_ID_cuMemFreeHost, t, t + 100000);
+    atomic_fetch_add(&w->crossings, 1);
+    ga_profile_span(GA_ID_cuMemHostAlloc, t, t + 400000);
+    ga_profile_span(GA_ID_cuMemFreeHost, t, t + 100000);
+    atomic_fetch_add(&w->inside_ns, 1000000);
+    atomic_fetch_add(&w->crossings, 1);
+    json_t *j = finish("window", NULL);
+    if (j) {
+        const json_t *win = jget(j, "window"), *mem = jget(j, "allocations");
+        CHECK(!strcmp(jstr(j, "schema"), "gpuaccel-profile/4"));
+        CHECK(win && jnum(win, "windows") == 3 && jnum(win, "inside_ns") == 11000000.0);
+        CHECK(win && !jget(win, "open_at_exit")->b && !strcmp(jstr(win, "start"), "^begin"));
+        /* 6 rounds inside of the 11 */
+        CHECK(jnum(jget(j, "copies"), "small_dtoh_reads") == 0);
+        const json_t *b = jget(jget(j, "copies"), "buckets");
+        CHECK(b && b->n == 1 && jnum(b->item[0], "count") == 18);
+        CHECK(jnum(mem, "count") == 6 && jnum(mem, "frees") == 6 && jnum(mem, "churn") == 6);
+        CHECK(jnum(mem, "free_bytes") == 6 * 4096.0 && jnum(mem, "frees_unknown_size") == 0);
+        CHECK(jnum(mem, "live_bytes") == 4096); /* kept whatever the window */
+        CHECK(jnum(jget(j, "kernels"), "launches") == 12);
+        CHECK(jnum(jget(j, "sequences"), "segments") == 6);
+        CHECK(jnum(jget(j, "streams"), "created") == 6 && jnum(jget(j, "streams"), "destroyed") == 6);
+        CHECK(jnum(jget(j, "page_locked"), "allocations") == 1);
+        CHECK(jnum(jget(j, "page_locked"), "frees") == 1);
+        const json_t *sy = jget(j, "synchronizations");
+        CHECK(jnum(sy, "count") == 6 && jnum(sy, "quiet") == 6);
+        CHECK(jnum(sy, "quiet_overlap_ns") == 6 * 1000000.0);
+        CHECK(strstr(jstr(j, "text"), "3 windows, 11.0 ms inside") != NULL);
+        CHECK(strstr(jstr(j, "text"), "Opportunities in the windows") != NULL);
+    }
+    munmap(w, sizeof *w);
+    start("nowindow", false);
+    rt.cfg.profile_window = "/nonexistent/window";
+    ga_profile_init(&rt);
+    ga_profile_copy(GA_COPY_HTOD, 64, 100);
+    j = finish("nowindow", NULL);
+    CHECK(j && !strcmp(jstr(j, "schema"), "gpuaccel-profile/3") && !jget(j, "window"));
+    CHECK(j && jnum(jget(jget(j, "copies"), "buckets")->item[0], "count") == 1);
+}
+
 /* A fork child profiles itself into PATH.<pid>.*. */
 static void scenario_fork(void)
 {
@@ -827,6 +932,7 @@ int main(void)
     scenario_waits();
     scenario_timed();
     scenario_live();
+    scenario_window();
     scenario_fork();
     /* Keep the files of a failed run for a look, or when asked (profile.bats
      * validates them again with python3). */
