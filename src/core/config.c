@@ -3,8 +3,11 @@
  * Pure functions over strings (and the one settings file GPUACCEL_CONFIG
  * names): no CUDA, no global state, no logging: problems go to the caller's
  * function (the library logs them, `gpuaccel env` tabulates them). Unit-tested. */
-#define _DEFAULT_SOURCE /* strsep */
+#define _GNU_SOURCE /* strsep, sched_getaffinity */
 #include "core/config.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -584,4 +587,15 @@ const char *ga_config_effective(const ga_config_t *cfg, unsigned i, char *buf, s
     GA_CONFIG_VARS(GA_CONFIG_FMT)
 #undef GA_CONFIG_FMT
     return "";
+}
+
+unsigned ga_config_staging_threads(const ga_config_t *cfg)
+{
+    if (cfg->staging_threads)
+        return cfg->staging_threads;
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                             : sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned t = cpus >= 2 ? (unsigned)(cpus * 3 / 4) : 1;
+    return t > 12 ? 12 : t;
 }

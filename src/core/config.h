@@ -90,6 +90,12 @@ void ga_config_load(ga_config_t *cfg, const ga_config_src_t *src);
 /* Variable i's effective value as text (in buf), for `gpuaccel env`. */
 const char *ga_config_effective(const ga_config_t *cfg, unsigned i, char *buf, size_t len);
 
+/* GPUACCEL_STAGING_THREADS as it acts: the setting, or for 0 three quarters
+ * of the CPUs this process may run on (1 with fewer than two), 12 at most.
+ * Staging copies with that many threads, and the profile's staging estimate
+ * spreads a copy's host work over them. */
+unsigned ga_config_staging_threads(const ga_config_t *cfg);
+
 /* Parsers, exposed for unit tests: return false (and leave *out alone) on a
  * malformed value. */
 bool ga_parse_bool(const char *s, bool *out);

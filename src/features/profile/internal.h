@@ -190,6 +190,7 @@ typedef struct prof {
      * resident before the copy (the copy faulted them in), and a page's first
      * touch on this host (ns, measured at init; 0: unknown), and its size. */
     uint64_t untouched_pages, fault_ns, page;
+    unsigned copy_threads; /* staging's (ga_config_staging_threads): faults spread over them */
     /* Small reads with no device work since the one before: in a 64 KiB block
      * read since that work (a window holds it), or not (only a mirror would). */
     struct {

@@ -230,15 +230,7 @@ size_t ga_staging_ring_chunk(size_t max, uint64_t t)
  * 36-39 in other runs; 4 threads 30-34. */
 static unsigned copy_threads(const ga_rt_t *rt)
 {
-    unsigned t = rt->cfg.staging_threads;
-    if (!t) {
-        cpu_set_t set;
-        long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                                 : sysconf(_SC_NPROCESSORS_ONLN);
-        t = cpus >= 2 ? (unsigned)(cpus * 3 / 4) : 1;
-        if (t > 12)
-            t = 12;
-    }
+    unsigned t = ga_config_staging_threads(&rt->cfg);
     return t > MAX_THREADS ? MAX_THREADS : t; /* the setting's range ends there too */
 }
 

@@ -355,9 +355,12 @@ static char *path_of(const char *name, const char *suffix)
     return b;
 }
 
+static unsigned t_staging_threads; /* GPUACCEL_STAGING_THREADS for the next start */
+
 static void start(const char *name, bool kernels)
 {
     stub_runtime(&rt);
+    rt.cfg.staging_threads = t_staging_threads;
     rt.drv.fn[GA_ID_cuFuncGetName] = (void *)stub_func_name;
     rt.drv.fn[GA_ID_cuEventElapsedTime] = (void *)stub_elapsed;
     rt.drv.fn[GA_ID_cuEventSynchronize] = (void *)stub_event_sync;
@@ -626,7 +629,9 @@ static void scenario_staging_model(void)
  * 34.45 us + 16 us, saving 13.15 us a copy; without the fresh pages, 29.15. */
 static void scenario_staging_faults(void)
 {
+    t_staging_threads = 4;
     start("faults", false);
+    t_staging_threads = 0;
     ga_profile_set_fault_ns(1000);
     for (int i = 0; i < 100; i++) {
         ga_profile_copy_at(GA_COPY_DTOH, 256u << 10, 63600, 0x100000, 0);
@@ -635,11 +640,13 @@ static void scenario_staging_faults(void)
     json_t *j = finish("faults", NULL);
     if (!j)
         return;
+    /* each copy: 63.6 us natively, 34.45 staged, 16 faults of 1 us over 4
+     * copy threads */
     const json_t *o = opportunity(j, "staging");
-    CHECK(jnum(o, "acts_on") == 100 && jnum(o, "saving_ns") == 100 * 13150.0);
+    CHECK(jnum(o, "acts_on") == 100 && jnum(o, "saving_ns") == 100 * 25150.0);
     char *txt = slurp(path_of("faults", ".txt"));
-    CHECK(txt && strstr(txt, "~1.6 ms faulting in 6.3 MiB of host memory the program had not "
-                             "touched, at ~1.0 us a page"));
+    CHECK(txt && strstr(txt, "~400.0 us faulting in 6.3 MiB of host memory the program had not "
+                             "touched, at ~1.0 us a page as measured here, over 4 copy threads"));
     free(txt);
 }
 
