@@ -102,3 +102,16 @@ confirm_suite() {
     has_words 'first native 1.000 (1.000-1.000), defaults 1.000 (1.000-1.000), all 2.000'
     "${PYTHON3:-python3}" -c 'import json,sys,glob; r=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["rows"][0]; sys.exit(0 if r["flags"]==[] and r["unconfirmed"]==["A"] else 1)' "$T/out"
 }
+
+@test "run-suite --stop-after: no group starts after the time given, and the rest are named" {
+    bench_stub 'sleep 0.1'
+    run env PATH="$T/bin:$PATH" "${PYTHON3:-python3}" "$GA_SRC/bench/run-suite" \
+        --lib "$GA_LIB" --bin "$T/prog" --out "$T/out" --repeats 1 --pin none --stop-after 0.5 \
+        --only driver-dtoh driver-ctxget
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # the first group (the table's order) ran: 4 variants, a warm-up and a repeat each
+    [ "$(wc -l <"$T/log")" -eq 8 ]
+    has_words 'not run: driver-dtoh'
+    "${PYTHON3:-python3}" -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0])); sys.exit(0 if d["not_run"]==["driver-dtoh"] and [r["name"] for r in d["rows"]]==["driver-ctxget"] else 1)' "$T/out"
+}
