@@ -107,3 +107,25 @@ lazy() {
     has_words 'event_waits=0'
     [[ "$output" == *"lazy_sync: 21 of 21 synchronizations deferred, 20 waits made"* ]]
 }
+
+# A stream per call with scratch from the driver's stream-ordered pool
+# (create, cuMemAllocAsync, work, synchronize, cuMemFreeAsync, destroy):
+# natively the synchronization comes before the free, so the freed scratch
+# stays in the pool and the next call's allocation reuses it. A deferred
+# synchronization paid after the free would give it back (release threshold
+# 0) and every call would map it again: the wait is paid before the free.
+@test "lazy_sync: scratch freed after a deferred synchronization stays in the pool" {
+    run native "$PROGS/lazy_prog" "$PTX" percall-pool 20
+    echo "$output"
+    has_words 'bad=0'
+    has_words 'pool_grows=1'
+    for set in "GPUACCEL=0 GPUACCEL_LAZY_SYNC=1" "GPUACCEL=all GPUACCEL_ASYNC_POOL=0"; do
+        run env $set GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
+            "$PROGS/lazy_prog" "$PTX" percall-pool 20
+        echo "$set: $output"
+        [ "$status" -eq 0 ]
+        has_words 'bad=0'
+        has_words 'pool_grows=1'
+        [[ "$output" == *"lazy_sync: 21 of 21 synchronizations deferred"* ]]
+    done
+}

@@ -2699,6 +2699,7 @@ static struct fake_pool {
     CUdeviceptr ptr[1024];
     size_t size[1024];
 } fake_pools[MAX_DEV]; /* under lock */
+static unsigned pool_grows; /* allocations that grew a pool's reserve: under lock */
 
 /* The device of a pool handle, or -1. */
 static int pool_dev(CUmemoryPool pool)
@@ -2717,7 +2718,7 @@ static void pool_note_locked(int dev, CUdeviceptr p, size_t n, int add)
             fp->ptr[i] = p, fp->size[i] = n;
             fp->used += n;
             if (fp->reserved < fp->used)
-                fp->reserved = fp->used;
+                fp->reserved = fp->used, pool_grows++;
             return;
         }
         if (!add && p && fp->ptr[i] == p) {
@@ -2854,6 +2855,16 @@ FAKE_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
 
 /* Page-locked host memory: plain malloc, counted (fakecuda_host_allocs, for
  * tests that check a cache spared the driver its calls). */
+/* Stream-ordered allocations that found too little freed memory kept in
+ * their pool and mapped more (a synchronization had given it back). */
+FAKE_EXPORT unsigned fakecuda_pool_grows(void)
+{
+    pthread_mutex_lock(&lock);
+    unsigned n = pool_grows;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 FAKE_EXPORT unsigned fakecuda_host_allocs(void)
 {
     return __atomic_load_n(&host_allocs, __ATOMIC_RELAXED);

@@ -12,11 +12,17 @@
  *   event     N x (add 1; cuEventRecord; cuCtxSynchronize; cuEventQuery)
  *   percall   N x (a stream created; add 1 on it; cuStreamSynchronize;
  *             cuStreamDestroy), as a stream-per-call program makes them
- * Prints the results, then driver_waits=K (waits that reached the driver) and
- * event_waits=E (cuStreamWaitEvent calls that reached it). */
+ *   percall-pool  the same with scratch memory from the stream-ordered pool:
+ *             cuMemAllocAsync before the work, cuMemFreeAsync after the
+ *             synchronization (ICICLE v2's MSM, bench_msm_loop)
+ * Prints the results, then driver_waits=K (waits that reached the driver),
+ * event_waits=E (cuStreamWaitEvent calls that reached it) and pool_grows=G
+ * (stream-ordered allocations that mapped more memory: the freed scratch had
+ * been given back at a synchronization). */
 #define _GNU_SOURCE
 #include "linked.h"
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <string.h>
 
 enum { N = 1024 };
@@ -79,12 +85,20 @@ int main(int argc, char **argv)
             bad += cuEventQuery(e) != CUDA_SUCCESS;
         }
         bad += read_check(d, (uint32_t)n);
-    } else if (!strcmp(mode, "percall")) {
+    } else if (!strcmp(mode, "percall") || !strcmp(mode, "percall-pool")) {
+        bool pool = !strcmp(mode, "percall-pool");
         for (int i = 0; i < n; i++) {
             CUstream s;
+            CUdeviceptr scratch = 0;
             CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+            if (pool) {
+                CK(cuMemAllocAsync(&scratch, 4 * N, s));
+                linked_launch(fill, s, scratch, N, (uint32_t)i, 0);
+            }
             linked_launch(add_fn, s, d, N, 1, 0);
             CK(cuStreamSynchronize(s));
+            if (pool)
+                CK(cuMemFreeAsync(scratch, s));
             CK(cuStreamDestroy(s));
         }
         bad += read_check(d, (uint32_t)n);
@@ -105,7 +119,8 @@ int main(int argc, char **argv)
     }
     unsigned (*count)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_waits");
     unsigned (*ewaits)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_event_waits");
-    printf("bad=%u\ndriver_waits=%u\nevent_waits=%u\n", bad, count ? count() : 0,
-           ewaits ? ewaits() : 0);
+    unsigned (*grows)(void) = (unsigned (*)(void))dlsym(RTLD_DEFAULT, "fakecuda_pool_grows");
+    printf("bad=%u\ndriver_waits=%u\nevent_waits=%u\npool_grows=%u\n", bad, count ? count() : 0,
+           ewaits ? ewaits() : 0, grows ? grows() : 0);
     return bad != 0;
 }

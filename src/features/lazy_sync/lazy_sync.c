@@ -99,7 +99,7 @@ static const char *const safe_names[] = {
     "cuMemcpyPeerAsync", "cuMemcpyAtoA", "cuMemcpyDtoA", "cuMemcpyAtoD", "cuEventRecord",
     "cuEventRecordWithFlags", "cuStreamWaitEvent", "cuEventCreate", "cuEventDestroy",
     "cuMemAlloc", "cuMemAllocPitch", "cuMemFree", "cuMemAllocAsync", "cuMemAllocFromPoolAsync",
-    "cuMemFreeAsync", "cuMemGetAddressRange",
+    "cuMemGetAddressRange",
     "cuDeviceGet*", "cuDeviceSetMemPool", "cuDeviceCanAccessPeer", "cuDeviceTotalMem",
     "cuDeviceComputeCapability", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxGetState",
     "cuStreamCreate", "cuStreamCreateWithPriority", "cuStreamGet*",
@@ -131,11 +131,21 @@ static const char *const safe_names[] = {
  * stream, the usual pattern (a stream per call: work, synchronize, destroy,
  * ICICLE's and bench_msm_loop's), that pair cost more than the wait deferred
  * (on an H200 every feature ran bench_msm_loop 4.5 us a call slower than the
- * defaults). The owed wait is paid first instead: the stream is then idle. */
+ * defaults). The owed wait is paid first instead: the stream is then idle.
+ * cuMemFreeAsync: a synchronization gives a pool's freed memory back down to
+ * its release threshold (0 for the driver's default pool). A program that
+ * synchronizes, then frees its scratch (ICICLE v2's MSM, bench_msm_loop)
+ * keeps that memory natively: the wait came before the free, and the next
+ * cuMemAllocAsync on the stream reuses it. Paid after the free, the deferred
+ * wait gave it back and every call mapped it again (with the driver's pool,
+ * lazy_sync alone made bench_msm_loop as slow as native on an H200: 169.6 us
+ * a call against streams alone's 42.9; on the fake driver, lazy_prog
+ * percall-pool's scratch was mapped anew at each of 20 calls against once).
+ * The owed wait is paid before the free. */
 static const char *const observe_names[] = {
     "cuMemcpy", "cuMemcpyAsync", "cuMemcpyHtoD", "cuMemcpyHtoDAsync", "cuMemcpyHtoA",
     "cuMemcpyHtoAAsync", "cuMemcpy2D", "cuMemcpy2DUnaligned", "cuMemcpy3D", "cuMemcpy3DPeer",
-    "cuStreamDestroy",
+    "cuStreamDestroy", "cuMemFreeAsync",
 };
 static const char *const dirty_names[] = {
     "cuLaunchHostFunc", "cuStreamAddCallback", "cuGraphLaunch", "cuStreamWaitValue*",
