@@ -73,22 +73,19 @@ static void read_command(prof_t *p)
  * blocks from mmap) and as a copy into them faults them in; the median of
  * three 2 MiB regions. With transparent huge pages on, one fault may map a
  * whole region, as it would the program's buffers. 0 when nothing could be
- * mapped. */
-static uint64_t first_touch_ns(void)
+ * mapped. `page`: the page size, as init read it. */
+static uint64_t first_touch_ns(size_t page)
 {
     const size_t len = 2u << 20;
-    long page = sysconf(_SC_PAGESIZE);
     uint64_t t[3];
-    if (page <= 0)
-        return 0;
     for (int i = 0; i < 3; i++) {
         char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
             return 0;
         uint64_t t0 = ga_now_ns();
-        for (size_t o = 0; o < len; o += (size_t)page)
+        for (size_t o = 0; o < len; o += page)
             ((volatile char *)m)[o] = 1;
-        t[i] = (ga_now_ns() - t0) / (len / (size_t)page);
+        t[i] = (ga_now_ns() - t0) / (len / page);
         munmap(m, len);
     }
     uint64_t lo = t[0] < t[1] ? t[0] : t[1], hi = t[0] < t[1] ? t[1] : t[0];
@@ -132,7 +129,7 @@ void ga_profile_init(const ga_rt_t *rt)
                           : p->large_min;
     long page = sysconf(_SC_PAGESIZE);
     p->page = page > 0 ? (uint64_t)page : 4096;
-    p->fault_ns = first_touch_ns();
+    p->fault_ns = first_touch_ns(p->page);
     p->copy_threads = ga_config_staging_threads(&rt->cfg);
     ga_prof_classify(p);
     read_command(p);
