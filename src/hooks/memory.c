@@ -16,25 +16,25 @@ static uint64_t since(uint64_t t0)
 }
 
 /* One allocation: a feature's answer (which may come from the driver), else
- * the driver's own, errors included. */
+ * the driver's own, errors included. The epochs move around the driver's
+ * calls only (ga_dev_alloc_driver, ga_dev_free_driver, which the pool uses
+ * too): a block the pool hands out or takes back maps and writes nothing. */
 static CUresult alloc_once(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
 {
     CUresult r;
     if (!GA_SERVE(alloc, rt, id, dptr, bytesize, &r))
-        r = GA_REAL(rt, id, cuMemAlloc_v2)(dptr, bytesize);
+        r = ga_dev_alloc_driver(rt, id, dptr, bytesize);
     return r;
 }
 
 CUresult ga_hook_alloc(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytesize)
 {
     uint64_t t0 = ga_hooks_t0();
-    ga_work_begin(rt, true);
     CUresult r = alloc_once(rt, id, dptr, bytesize);
     /* Memory features hold, and waits they deferred, give way before the
      * driver's error is final (also after a fault), served or not. */
     if (r == CUDA_ERROR_OUT_OF_MEMORY && ga_reclaim(rt, false))
         r = alloc_once(rt, id, dptr, bytesize);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
     GA_EACH(alloc_done, rt, r == CUDA_SUCCESS && dptr ? *dptr : 0, bytesize, since(t0), r);
     return r;
 }
@@ -57,12 +57,10 @@ CUresult ga_hook_free(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
     uint64_t t0 = ga_hooks_t0();
     CUresult r;
     ga_flush(rt, GA_FLUSH_ALL, NULL);
-    ga_work_begin(rt, true);
     /* No current context is needed: the driver frees a pointer in its owning
      * context whatever is current (none included). */
     if (!GA_SERVE(free, rt, id, dptr, GA_NOSTREAM, &r))
-        r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
-    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+        r = ga_dev_free_driver(rt, id, dptr);
     GA_EACH(free_done, rt, dptr, since(t0), r);
     return r;
 }

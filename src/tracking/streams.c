@@ -691,3 +691,19 @@ CUresult ga_host_free_driver(const ga_rt_t *rt, void *p)
     ga_work_end(rt, r, GA_NOSTREAM, false, true);
     return r;
 }
+
+CUresult ga_dev_alloc_driver(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytes)
+{
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuMemAlloc_v2)(dptr, bytes);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}
+
+CUresult ga_dev_free_driver(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr)
+{
+    ga_work_begin(rt, true);
+    CUresult r = GA_REAL(rt, id, cuMemFree_v2)(dptr);
+    ga_work_end(rt, r, GA_NOSTREAM, false, true);
+    return r;
+}

@@ -111,6 +111,15 @@ CUresult ga_host_alloc_driver(const ga_rt_t *rt, void **pp, size_t bytes, bool l
                               unsigned flags);
 CUresult ga_host_free_driver(const ga_rt_t *rt, void *p);
 
+/* The same for device memory: the driver's cuMemAlloc (entry point `id`, the
+ * program's or the pool's) and cuMemFree. The one way the hooks and the pool
+ * make these calls; a block the pool hands out or takes back maps nothing and
+ * writes nothing, and moves no epoch (four atomic increments on the shared
+ * counters were most of what every feature on added to a served
+ * cuMemAlloc/cuMemFree pair). */
+CUresult ga_dev_alloc_driver(const ga_rt_t *rt, ga_id_t id, CUdeviceptr *dptr, size_t bytes);
+CUresult ga_dev_free_driver(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dptr);
+
 /* The same around a launch or a copy: it writes memory and maps none, so the
  * map epoch stands. */
 static inline void ga_data_begin(const ga_rt_t *rt)

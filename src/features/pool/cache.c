@@ -184,7 +184,7 @@ static void free_for_real(const ga_rt_t *rt, block_t *list)
     }
     list = with_parked(list);
     for (block_t *b = list; b; b = b->next) {
-        if (mfree && mfree(b->ptr) != CUDA_SUCCESS)
+        if (mfree && ga_dev_free_driver(rt, GA_ID_cuMemFree_v2, b->ptr) != CUDA_SUCCESS)
             ga_debug("pool: freeing cached block %#llx failed", (unsigned long long)b->ptr);
         ga_fence_release(rt, &b->fence);
     }

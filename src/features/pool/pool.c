@@ -48,8 +48,11 @@ static void poison(const ga_rt_t *rt, const block_t *b)
      * legacy-stream memset and a sync would invalidate it). */
     if (!ga_own_calls_enter())
         return;
-    if (set && set(b->ptr, 0xA5, b->size) == CUDA_SUCCESS && sync)
+    ga_data_begin(rt); /* it writes the block: no reader may trust what it held */
+    CUresult r = set ? set(b->ptr, 0xA5, b->size) : CUDA_ERROR_NOT_SUPPORTED;
+    if (r == CUDA_SUCCESS && sync)
         sync(CU_STREAM_LEGACY);
+    ga_data_end(rt, r, GA_NOSTREAM, false);
     ga_own_calls_leave();
 }
 
@@ -60,16 +63,16 @@ static void poison(const ga_rt_t *rt, const block_t *b)
 static void alloc_new(const ga_rt_t *rt, ga_id_t id, tcache_t *tc, CUcontext ctx, int c,
                       CUdeviceptr *dptr, size_t bytesize, CUresult *r)
 {
-    __typeof__(&cuMemAlloc_v2) real = GA_REAL(rt, id, cuMemAlloc_v2);
     atomic_fetch_add_explicit(&misses, 1, memory_order_relaxed);
     size_t size = class_bytes(c);
-    *r = real(dptr, size);
+    *r = ga_dev_alloc_driver(rt, id, dptr, size);
     if (*r == CUDA_ERROR_OUT_OF_MEMORY) {
         ga_pool_release_cache(rt, ctx);
-        *r = real(dptr, size);
+        *r = ga_dev_alloc_driver(rt, id, dptr, size);
     }
     if (*r == CUDA_ERROR_OUT_OF_MEMORY && size != bytesize) {
-        *r = real(dptr, bytesize); /* the class rounding may be what does not fit */
+        /* the class rounding may be what does not fit */
+        *r = ga_dev_alloc_driver(rt, id, dptr, bytesize);
         size = bytesize, c = -1;
     }
     /* Without a record it is a plain allocation, freed by the driver. */

@@ -306,6 +306,33 @@ TEST_CASE(pool_off)
     CHECK(alloc(&rt, 100) && real_allocs == allocs + 1);
 }
 
+/* The epochs (which coalescing's windows and the host-memory cache trust)
+ * move around the driver's own allocations and frees, and around a poisoned
+ * block's fill, but not when the pool hands a block out or takes it back:
+ * that maps and writes nothing. */
+TEST_CASE(epochs_follow_the_driver)
+{
+    rt.cfg.pool = true;
+    stub_features(&rt);
+    rt.epochs = true; /* as when coalescing is on */
+    uint64_t e = ga_epoch_read(), m = ga_map_epoch_read();
+    int allocs = real_allocs;
+    CUdeviceptr p = alloc(&rt, 200000u); /* a class not seen yet: the driver's */
+    CHECK(p && real_allocs == allocs + 1);
+    CHECK(ga_epoch_read() > e && ga_map_epoch_read() > m);
+    e = ga_epoch_read(), m = ga_map_epoch_read();
+    CHECK(release(&rt, p) == CUDA_SUCCESS);       /* kept */
+    CHECK(alloc(&rt, 200000u) == p && real_allocs == allocs + 1); /* served */
+    CHECK(ga_epoch_read() == e && ga_map_epoch_read() == m);
+    rt.cfg.pool_poison = true; /* a reused block is filled before it is handed out */
+    CHECK(release(&rt, p) == CUDA_SUCCESS);
+    CHECK(alloc(&rt, 200000u) == p && real_allocs == allocs + 1);
+    CHECK(ga_epoch_read() > e && ga_map_epoch_read() == m);
+    rt.cfg.pool_poison = false;
+    CHECK(release(&rt, p) == CUDA_SUCCESS);
+    rt.epochs = false;
+}
+
 int main(void)
 {
     unsigned seed = (unsigned)time(NULL);
@@ -324,6 +351,7 @@ int main(void)
     RUN_CASE(early_handout);
     RUN_CASE(superseded_fences);
     RUN_CASE(many_blocks);
+    RUN_CASE(epochs_follow_the_driver);
     RUN_CASE(pool_off);
     return check_done("test_pool");
 }
