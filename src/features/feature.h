@@ -158,7 +158,9 @@ typedef struct ga_feature {
      * ga_order_now() == began succeeded. */
     void (*synced)(const ga_rt_t *rt, CUstream h, bool pt, CUcontext ctx, uint64_t began);
     void (*stream_created)(const ga_rt_t *rt, CUstream s);
-    void (*stream_gone)(const ga_rt_t *rt, CUstream s);
+    /* The program destroyed stream s; kept: a feature keeps it (it lives on in
+     * the driver, and in the tracker under the same record). */
+    void (*stream_gone)(const ga_rt_t *rt, CUstream s, bool kept);
     /* The program gave stream s an attribute or attached memory to it. */
     void (*stream_touched)(const ga_rt_t *rt, CUstream s);
     /* A context was destroyed or its primary context reset: with it, the

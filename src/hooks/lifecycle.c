@@ -37,36 +37,37 @@ CUresult ga_hook_stream_create_prio(const ga_rt_t *rt, ga_id_t id, CUstream *phS
     return created(rt, r, phStream);
 }
 
-/* The program's cuStreamDestroy: the driver's, unless a feature keeps h. */
-static CUresult destroy(const ga_rt_t *rt, ga_id_t id, CUstream h)
-{
-    CUresult r;
-    if (!GA_SERVE(stream_destroy, rt, h, &r))
-        r = GA_REAL(rt, id, cuStreamDestroy_v2)(h);
-    return r;
-}
-
+/* The program's cuStreamDestroy: the driver's, unless a feature keeps h.
+ * Every feature is told the program's stream is gone either way. A stream the
+ * driver destroys leaves the tracker (its queued work chained to the legacy
+ * stream first, ga_stream_outlive); a kept one still exists in the driver and
+ * keeps its record, busy until known idle, so fences and idleness cover its
+ * work as they did: no event recorded and waited for on every destroy (a
+ * stream-per-call loop under every feature paid both each call), and the
+ * record is there when the stream is handed out again. */
 CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
 {
+    CUresult r;
     ga_flush(rt, GA_FLUSH_STREAM, hStream);
-    if (!rt->track) {
-        CUresult r = destroy(rt, id, hStream);
-        if (r == CUDA_SUCCESS)
-            ga_capture_stream_gone(hStream);
-        return r;
+    if (rt->track)
+        ga_stream_destroy_begin();
+    bool kept = GA_SERVE(stream_destroy, rt, hStream, &r), covered = true;
+    if (!kept) {
+        if (rt->track)
+            covered = ga_stream_outlive(rt, hStream);
+        r = GA_REAL(rt, id, cuStreamDestroy_v2)(hStream);
     }
-    ga_stream_destroy_begin();
-    bool covered = ga_stream_outlive(rt, hStream);
-    CUresult r = destroy(rt, id, hStream);
     if (r == CUDA_SUCCESS) {
-        GA_EACH(stream_gone, rt, hStream);
+        if (rt->track)
+            GA_EACH(stream_gone, rt, hStream, kept);
         ga_capture_stream_gone(hStream);
-        if (covered)
+        if (rt->track && !kept && covered)
             ga_stream_forget(hStream);
-        else
+        else if (rt->track && !kept)
             ga_stream_bury(hStream);
     }
-    ga_stream_destroy_end();
+    if (rt->track)
+        ga_stream_destroy_end();
     return r;
 }
 

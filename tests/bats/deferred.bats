@@ -97,6 +97,8 @@ deferred_like_native() {
 
 @test "deferred: a pooled block is not handed out while a kernel queued before its free runs" {
     deferred_like_native pool defaults all -- "$PROGS/defer_prog" "$PTX" fence 20
+    # its stream destroyed (or kept by the streams feature) before the free
+    deferred_like_native pool streams defaults all -- "$PROGS/defer_prog" "$PTX" fence-gone 20
     deferred_like_native FAKECUDA_MEM=$((40 << 20)) pool defaults all -- "$PROGS/oom_prog"
 }
 

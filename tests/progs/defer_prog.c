@@ -13,6 +13,10 @@
  *                                    written, read, that stream waited for, read
  *                                    again): cuMemFree waits for the queued
  *                                    kernel, so both reads see the new data
+ *   defer_prog KERNELS.PTX fence-gone [N]  the same with a stream made each
+ *                                    round and destroyed while its kernel is
+ *                                    still queued, before the free (a stream
+ *                                    per call): the free still waits for it
  *   defer_prog KERNELS.PTX pinned [N] N x (page-locked memory with a copy from
  *                                    it and one into it queued on a non-blocking
  *                                    stream when it is freed; page-locked memory
@@ -25,7 +29,7 @@
  *                                    which the legacy stream does not order
  *                                    after that stream: the context's
  *                                    synchronization is what makes it right)
- * fence, pinned and settle print "bad=<n>" (values that were not the program's) and
+ * fence, fence-gone, pinned and settle print "bad=<n>" (values that were not the program's) and
  * exit 1 when n > 0. */
 #define _GNU_SOURCE
 #include "linked.h"
@@ -174,6 +178,38 @@ static unsigned fence(int rounds)
     return bad;
 }
 
+/* The same with the kernel's stream destroyed before the free: the driver's
+ * cuMemFree still waits for the kernel, and a fence taken by a pool at the
+ * free must cover work on a stream the program no longer has (destroyed, or
+ * kept by the streams feature for the next cuStreamCreate). */
+static unsigned fence_gone(int rounds)
+{
+    static uint32_t h[N];
+    unsigned bad = 0;
+    for (int r = 0; r < rounds; r++) {
+        CUstream s;
+        CUdeviceptr a, b;
+        CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        CK(cuMemAlloc(&a, 4 * N));
+        CK(cuMemsetD32(a, 0, N));
+        CK(cuCtxSynchronize());
+        linked_launch(add, s, a, N, 1000, 0); /* still queued at the destroy and the free */
+        CK(cuStreamDestroy(s));
+        CK(cuMemFree(a));
+        CK(cuMemAlloc(&b, 4 * N));
+        for (int i = 0; i < N; i++)
+            h[i] = (uint32_t)(r * N + i);
+        CK(cuMemcpyHtoD(b, h, sizeof h));
+        bad += read_word(b + 4 * 7) != (uint32_t)(r * N + 7);
+        CK(cuCtxSynchronize());
+        CK(cuMemcpyDtoH(h, b, sizeof h));
+        for (int i = 0; i < N; i++)
+            bad += h[i] != (uint32_t)(r * N + i);
+        CK(cuMemFree(b));
+    }
+    return bad;
+}
+
 /* Copies queued on a non-blocking stream from and into page-locked memory
  * when the program frees it: the driver's free waits for them. A cache that
  * handed the memory out again before they ran would let the first read the
@@ -262,7 +298,8 @@ int main(int argc, char **argv)
         printf("done after queries=%u value=%u\n", k, read_word(p));
         return 0;
     }
-    unsigned bad = !strcmp(mode, "fence")    ? fence(n)
+    unsigned bad = !strcmp(mode, "fence")        ? fence(n)
+                   : !strcmp(mode, "fence-gone") ? fence_gone(n)
                    : !strcmp(mode, "pinned") ? pinned(n)
                                              : settle(n);
     printf("bad=%u\n", bad);

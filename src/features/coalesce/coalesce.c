@@ -339,11 +339,11 @@ static void co_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
         ga_co_free_buffer(rt, big[i]);
 }
 
-static void co_stream_gone(const ga_rt_t *rt, CUstream h)
+static void co_stream_gone(const ga_rt_t *rt, CUstream h, bool kept)
 {
     (void)rt;
-    const ga_stream_t *st = ga_stream_lookup(h);
-    if (!st)
+    const ga_stream_t *st = kept ? NULL : ga_stream_lookup(h);
+    if (!st) /* kept: the next owner's syncs of the same stream install its fills */
         return;
     pthread_mutex_lock(&ga_co_lock);
     /* Its fills become orphans, installed by none but a sync of the whole

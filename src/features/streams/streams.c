@@ -18,8 +18,9 @@
  * the id it had before.
  *
  * The hooks (hooks/lifecycle.c) tell every feature that the program's stream
- * is gone and the tracker forgets it, as for a real destroy; a reused handle
- * is learnt again as a new stream.
+ * is gone, as for a real destroy; the tracker keeps its record (the stream
+ * lives on in the driver, its queued work still counted), which the stream
+ * takes back when handed out again.
  *
  * Owns: the kept streams, under `lock`.
  * Must never: call the driver holding `lock`; keep or hand out a stream while
