@@ -118,6 +118,12 @@ typedef struct ga_feature {
     unsigned (*gate)(const ga_rt_t *rt, ga_id_t id);
     CUresult (*settle)(const ga_rt_t *rt);
     void (*gate_done)(const ga_rt_t *rt, ga_id_t id);
+    /* Asked once per entry point after init: must `gate` see calls of id
+     * while the feature owes nothing (*owed 0)? NULL: every call, always.
+     * Calls it need not see skip it: the gate costs a served allocation and
+     * free most of what the feature adds to them. */
+    bool (*gate_sees)(ga_id_t id);
+    _Atomic unsigned *owed;
 
     /* ---- observed ---- */
     void (*call_enter)(void); /* around every intercepted call (GA_USES_CALLS) */

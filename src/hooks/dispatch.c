@@ -102,6 +102,8 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     ga_dispatch.sequences = (uses & GA_USES_SEQUENCES) != 0;
     ga_seq_reset();
     build();
+    for (unsigned id = 0; id < GA_N_ENTRIES; id++) /* every gate sees every call */
+        ga_dispatch.gate_sees[id] = (uint16_t)((1u << ga_dispatch.n_gate) - 1);
     rt->gated = ga_dispatch.n_gate > 0;
     /* A gate sees plain calls too: they leave the wrappers' fast path. */
     rt->per_call = rt->track || rt->calls || ga_dispatch.n_flush > 0 || ga_dispatch.sequences ||
@@ -136,6 +138,19 @@ static void log_features(const bool on[GA_N_FEATURES])
     ga_log(GA_LOG_INFO, "features on:%s", n ? line : " none");
 }
 
+/* What each gating feature's gate must see while it owes nothing: asked
+ * after init, where a feature may learn what entry points are. */
+static void gate_ask(void)
+{
+    _Static_assert(GA_N_FEATURES <= 16, "a gate_sees bit per feature");
+    for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
+        bool (*sees)(ga_id_t) = ga_dispatch.gate_of[i]->gate_sees;
+        for (unsigned id = 0; sees && id < GA_N_ENTRIES; id++)
+            if (!sees((ga_id_t)id))
+                ga_dispatch.gate_sees[id] &= (uint16_t)~(1u << i);
+    }
+}
+
 void ga_hooks_start(ga_rt_t *rt)
 {
     bool on[GA_N_FEATURES];
@@ -143,6 +158,7 @@ void ga_hooks_start(ga_rt_t *rt)
     log_features(on);
     ga_hooks_enable(rt, on);
     GA_EACH(init, rt);
+    gate_ask();
 }
 
 void ga_hooks_exit(void)
@@ -184,11 +200,26 @@ void ga_hooks_call_leave(void)
  * owes a wait gets it (settle) after whatever features hold went out, so the
  * wait covers everything the program issued before; its error answers the
  * call, as the driver's own wait would have returned it. */
-bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
+/* Does some gating feature owe a wait (or not say whether it does)? */
+static bool gate_owed(void)
 {
-    unsigned after = 0;
+    for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
+        _Atomic unsigned *owed = ga_dispatch.gate_of[i]->owed;
+        if (!owed || atomic_load(owed))
+            return true;
+    }
+    return false;
+}
+
+/* Out of line: inlined, its register saves would come before the fast path. */
+__attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, CUresult *r,
+                                                unsigned *token)
+{
+    unsigned after = 0, sees = ga_dispatch.gate_sees[id];
     for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
         const ga_feature_t *f = ga_dispatch.gate_of[i];
+        if (!(sees & (1u << i)) && !(f->owed && atomic_load(f->owed)))
+            continue; /* nothing owed, and a call it need not see */
         unsigned w = ga_dispatch.gate[i](rt, id);
         if (w & GA_GATE_AFTER)
             after |= 1u << i;
@@ -204,6 +235,15 @@ bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
     }
     *token = after;
     return false;
+}
+
+bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
+{
+    if (GA_LIKELY(!ga_dispatch.gate_sees[id]) && !gate_owed()) {
+        *token = 0; /* the common case: a call no gate need see, nothing owed */
+        return false;
+    }
+    return gate_slow(rt, id, r, token);
 }
 
 /* token: bit i for the i-th gating feature that asked to be told. */

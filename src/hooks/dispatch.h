@@ -25,6 +25,9 @@ typedef struct ga_dispatch {
     GA_EVENTS(GA_DISPATCH_SLOT)
 #undef GA_DISPATCH_SLOT
     bool on[GA_N_FEATURES];
+    /* Bit i: the i-th gating feature's gate sees calls of this entry point
+     * even while it owes nothing (all of them until ga_hooks_start has asked). */
+    uint16_t gate_sees[GA_N_ENTRIES];
     bool timed; /* some handler takes a duration: hooks read the clock */
     bool sequences; /* some feature uses the sequence detector: the hooks feed it */
 } ga_dispatch_t;

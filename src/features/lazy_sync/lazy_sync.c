@@ -124,10 +124,11 @@ static const char *const safe_names[] = {
  * memory the host side is pageable, and such a copy is done with the host's
  * buffer by the time it returns (the CUDA runtime API's "API synchronization
  * behavior"): it observes the device, and leaves nothing the host could see. */
-/* cuStreamDestroy observes nothing, but a stream destroyed with work of its
- * own still queued costs the tracker an event recorded on it and a wait of
- * the legacy stream (tracking/streams.c ga_stream_outlive, so that the pool's
- * next fence covers that work): after a deferred synchronization of that
+/* cuStreamDestroy observes nothing, but a stream the driver destroys with work
+ * of its own still queued costs the tracker an event recorded on it and a wait
+ * of the legacy stream (tracking/streams.c ga_stream_outlive, so that the
+ * pool's next fence covers that work; a stream the streams feature keeps costs
+ * neither): after a deferred synchronization of that
  * stream, the usual pattern (a stream per call: work, synchronize, destroy,
  * ICICLE's and bench_msm_loop's), that pair cost more than the wait deferred
  * (on an H200 every feature ran bench_msm_loop 4.5 us a call slower than the
@@ -425,6 +426,12 @@ static unsigned ls_gate(const ga_rt_t *rt, ga_id_t id)
     }
 }
 
+/* Safe and observing calls matter only while a wait is owed (n_owed). */
+static bool ls_gate_sees(ga_id_t id)
+{
+    return cls[id] == C_TAINT || cls[id] == C_DIRTY || cls[id] == C_CAPTURE;
+}
+
 static void ls_gate_done(const ga_rt_t *rt, ga_id_t id)
 {
     (void)rt;
@@ -545,6 +552,8 @@ const ga_feature_t ga_feature_lazy_sync = {
     .gate = ls_gate,
     .settle = ls_settle,
     .gate_done = ls_gate_done,
+    .gate_sees = ls_gate_sees,
+    .owed = &n_owed,
     .synced = ls_synced,
     .ctx_gone = ls_ctx_gone,
     .code_loaded = ls_code_loaded,
