@@ -103,7 +103,7 @@ void ga_seq_flush(const ga_rt_t *rt);
  * written at exit counts what was still open). */
 void ga_seq_open(ga_seq_sink_fn sink);
 
-/* A segment's hash over its nodes' bytes (FNV-1a, folded with n). */
+/* A segment's hash over its nodes' bytes (FNV-1a over words, folded with n). */
 uint64_t ga_seq_hash(const ga_seq_node_t *nodes, unsigned n);
 
 extern const ga_fork_ops_t ga_seq_fork;
