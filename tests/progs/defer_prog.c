@@ -36,6 +36,7 @@
 #include "verdict.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <string.h>
 
 enum { N = 4096 };
@@ -149,64 +150,42 @@ static void fake_rules(void)
 
 /* A kernel queued on a non-blocking stream still adds to a block when the
  * program frees it; the driver's free waits for it. A pool that handed the
- * block out again without its fence would let it land in the next owner's data. */
-static unsigned fence(int rounds)
+ * block out again without its fence would let it land in the next owner's data.
+ * gone: the stream is made each round and destroyed, its kernel still queued,
+ * before the free (a stream per call): the fence must cover work on a stream
+ * the program no longer has (destroyed, or kept by the streams feature for the
+ * next cuStreamCreate), and a context synchronization is the wait. */
+static unsigned fence(int rounds, bool gone)
 {
     static uint32_t h[N];
     unsigned bad = 0;
-    CUstream s;
-    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUstream s = NULL;
     for (int r = 0; r < rounds; r++) {
         CUdeviceptr a, b;
+        if (!s)
+            CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
         CK(cuMemAlloc(&a, 4 * N));
         CK(cuMemsetD32(a, 0, N));
         CK(cuCtxSynchronize());
         linked_launch(add, s, a, N, 1000, 0); /* still queued at the free */
+        if (gone) {
+            CK(cuStreamDestroy(s));
+            s = NULL;
+        }
         CK(cuMemFree(a));
         CK(cuMemAlloc(&b, 4 * N));
         for (int i = 0; i < N; i++)
             h[i] = (uint32_t)(r * N + i);
         CK(cuMemcpyHtoD(b, h, sizeof h));
         bad += read_word(b + 4 * 7) != (uint32_t)(r * N + 7);
-        CK(cuStreamSynchronize(s));
+        CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
         CK(cuMemcpyDtoH(h, b, sizeof h));
         for (int i = 0; i < N; i++)
             bad += h[i] != (uint32_t)(r * N + i);
         CK(cuMemFree(b));
     }
-    CK(cuStreamDestroy(s));
-    return bad;
-}
-
-/* The same with the kernel's stream destroyed before the free: the driver's
- * cuMemFree still waits for the kernel, and a fence taken by a pool at the
- * free must cover work on a stream the program no longer has (destroyed, or
- * kept by the streams feature for the next cuStreamCreate). */
-static unsigned fence_gone(int rounds)
-{
-    static uint32_t h[N];
-    unsigned bad = 0;
-    for (int r = 0; r < rounds; r++) {
-        CUstream s;
-        CUdeviceptr a, b;
-        CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-        CK(cuMemAlloc(&a, 4 * N));
-        CK(cuMemsetD32(a, 0, N));
-        CK(cuCtxSynchronize());
-        linked_launch(add, s, a, N, 1000, 0); /* still queued at the destroy and the free */
+    if (s)
         CK(cuStreamDestroy(s));
-        CK(cuMemFree(a));
-        CK(cuMemAlloc(&b, 4 * N));
-        for (int i = 0; i < N; i++)
-            h[i] = (uint32_t)(r * N + i);
-        CK(cuMemcpyHtoD(b, h, sizeof h));
-        bad += read_word(b + 4 * 7) != (uint32_t)(r * N + 7);
-        CK(cuCtxSynchronize());
-        CK(cuMemcpyDtoH(h, b, sizeof h));
-        for (int i = 0; i < N; i++)
-            bad += h[i] != (uint32_t)(r * N + i);
-        CK(cuMemFree(b));
-    }
     return bad;
 }
 
@@ -298,8 +277,8 @@ int main(int argc, char **argv)
         printf("done after queries=%u value=%u\n", k, read_word(p));
         return 0;
     }
-    unsigned bad = !strcmp(mode, "fence")        ? fence(n)
-                   : !strcmp(mode, "fence-gone") ? fence_gone(n)
+    unsigned bad = !strcmp(mode, "fence")        ? fence(n, false)
+                   : !strcmp(mode, "fence-gone") ? fence(n, true)
                    : !strcmp(mode, "pinned") ? pinned(n)
                                              : settle(n);
     printf("bad=%u\n", bad);
