@@ -115,3 +115,26 @@ confirm_suite() {
     has_words 'not run: driver-dtoh'
     "${PYTHON3:-python3}" -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0])); sys.exit(0 if d["not_run"]==["driver-dtoh"] and [r["name"] for r in d["rows"]]==["driver-ctxget"] else 1)' "$T/out"
 }
+
+@test "run-suite --no-reference: the hand-written reference does not run" {
+    cat >"$T/prog/bench_alloc" <<STUB
+#!/bin/sh
+echo "\$*" >>"$T/args"
+echo "result alloc 1.0"
+echo "digest: 0123456789abcdef"
+STUB
+    chmod +x "$T/prog/bench_alloc"
+    for flag in "" --no-reference; do
+        rm -f "$T/args"
+        # shellcheck disable=SC2086
+        run env PATH="$T/bin:$PATH" "${PYTHON3:-python3}" "$GA_SRC/bench/run-suite" --lib "$GA_LIB" \
+            --bin "$T/prog" --out "$T/out" --repeats 2 --pin none --only alloc-64k $flag
+        echo "$output"
+        [ "$status" -eq 0 ]
+        cat "$T/args"
+        # native, defaults, all, the feature alone: a warm-up and two repeats each
+        [ "$(grep -vc -- '--mode reference' "$T/args")" -eq 12 ]
+        if [ -z "$flag" ]; then want=3; else want=0; fi
+        [ "$(grep -c -- '--mode reference' "$T/args")" -eq "$want" ]
+    done
+}
