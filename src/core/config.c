@@ -589,6 +589,37 @@ const char *ga_config_effective(const ga_config_t *cfg, unsigned i, char *buf, s
     return "";
 }
 
+size_t ga_config_staging_chunk(const ga_config_t *cfg)
+{
+    size_t c = cfg->staging_chunk ? (size_t)cfg->staging_chunk : (size_t)8 << 20;
+    if (c < GA_STAGING_MIN_CHUNK) /* the setting's range keeps it within these: */
+        c = GA_STAGING_MIN_CHUNK; /* they stay for a configuration made in code */
+    if (c > (size_t)1 << 30)
+        c = (size_t)1 << 30;
+    return (c + 4095) & ~(size_t)4095;
+}
+
+size_t ga_config_staging_ring_chunk(size_t max, uint64_t t)
+{
+    uint64_t room = t / ((uint64_t)GA_STAGING_RING_SHARE * GA_STAGING_SLOTS);
+    if (room >= max)
+        return max;
+    if (room < GA_STAGING_MIN_CHUNK)
+        return 0;
+    size_t c = GA_STAGING_MIN_CHUNK;
+    while ((uint64_t)c * 2 <= room)
+        c *= 2;
+    return c;
+}
+
+size_t ga_config_staging_slot(size_t max, uint64_t t, size_t largest)
+{
+    size_t want = ga_config_staging_ring_chunk(max, t), cap = GA_STAGING_MIN_CHUNK;
+    if (largest > GA_STAGING_MIN_CHUNK)
+        cap = (size_t)1 << (64 - (unsigned)__builtin_clzll((unsigned long long)(largest - 1)));
+    return want < cap ? want : cap;
+}
+
 unsigned ga_config_staging_threads(const ga_config_t *cfg)
 {
     if (cfg->staging_threads)

@@ -96,6 +96,27 @@ const char *ga_config_effective(const ga_config_t *cfg, unsigned i, char *buf, s
  * spreads a copy's host work over them. */
 unsigned ga_config_staging_threads(const ga_config_t *cfg);
 
+/* Staging's rings, as the staging feature makes them and the profile's
+ * estimate models them: GA_STAGING_SLOTS slots of at least
+ * GA_STAGING_MIN_CHUNK bytes, all engines' rings within
+ * 1/GA_STAGING_RING_SHARE of the program's pageable traffic. */
+enum { GA_STAGING_SLOTS = 4, GA_STAGING_MIN_CHUNK = 64 << 10, GA_STAGING_RING_SHARE = 16 };
+
+/* The largest chunk: GPUACCEL_STAGING_CHUNK (8 MiB for 0), a multiple of
+ * 4 KiB within [GA_STAGING_MIN_CHUNK, 1 GiB]. */
+size_t ga_config_staging_chunk(const ga_config_t *cfg);
+
+/* The slot size a ring may have after t bytes of pageable traffic: the
+ * largest chunk max, or the largest power of two (GA_STAGING_MIN_CHUNK at
+ * least) that keeps the slots within t / GA_STAGING_RING_SHARE; 0 while none
+ * fits. */
+size_t ga_config_staging_ring_chunk(size_t max, uint64_t t);
+
+/* The slot size staging wants after t bytes of traffic: the above, and no
+ * larger than the largest copy so far needs (rounded up to a power of two,
+ * GA_STAGING_MIN_CHUNK at least). */
+size_t ga_config_staging_slot(size_t max, uint64_t t, size_t largest);
+
 /* Parsers, exposed for unit tests: return false (and leave *out alone) on a
  * malformed value. */
 bool ga_parse_bool(const char *s, bool *out);

@@ -318,21 +318,46 @@ static void opp_pinned(const summary_t *s, opp_t *op, ga_out_t *w)
  * pages, so they take them side by side (ga_config_staging_threads of them).
  * Without the faults the estimate for stwo-gpu's commitment was 378 ms, where
  * staging alone gained 198 ms (84fbb25, H200); with every fault in staging's
- * time too, 75.5 ms in the timed phase, where it gained 209 (e1374fc). */
+ * time too, 75.5 ms in the timed phase, where it gained 209 (e1374fc); with
+ * the faults over staging's copy threads, 223 ms where ab measured 179
+ * (a8d917a). The rings' slots and their making: ga_prof_staged_ns below. */
 static const struct {
     uint64_t fixed_ns, ramp_ns_mib, bulk_ns_mib;
 } STAGED[2] = {{19000, 107000, 27000}, {8800, 102600, 36300}};
 
-/* count copies of `bytes` in all, in direction d, taken at their mean size. */
-static uint64_t staged_ns(unsigned d, uint64_t count, uint64_t bytes)
+/* One copy of `bytes` through a warm ring whose slots hold it. */
+static double staged_one(unsigned d, uint64_t bytes)
 {
     const uint64_t mib = 1 << 20;
-    if (!count)
-        return 0;
-    uint64_t mean = bytes / count, ramp = mean < mib ? mean : mib;
-    double one = (double)STAGED[d].fixed_ns + (double)ramp * STAGED[d].ramp_ns_mib / mib +
-                 (double)(mean - ramp) * STAGED[d].bulk_ns_mib / mib;
-    return (uint64_t)(one * (double)count);
+    uint64_t ramp = bytes < mib ? bytes : mib;
+    return (double)STAGED[d].fixed_ns + (double)ramp * STAGED[d].ramp_ns_mib / mib +
+           (double)(bytes - ramp) * STAGED[d].bulk_ns_mib / mib;
+}
+
+/* A copy larger than the ring's slots goes through it in pieces of a slot:
+ * taken as that many copies of a slot's size (each with its own fixed cost:
+ * an upper bound, the pieces' DMA and memcpy overlap). The rings grow with
+ * the process's pageable traffic (core/config.h): a process that copies 80
+ * MiB in four uploads (RISC Zero's Poseidon2 and SHA-256 programs) has rings
+ * of 256 KiB to 1 MiB slots, where the warm fit's 27 us a MiB assumed 8 MiB
+ * ones; taken at the warm rate, the estimate there was 7.6-12.1 ms where
+ * staging alone gained 0-4.4 ms (H200, a8d917a and a6d598e). */
+uint64_t ga_prof_staged_ns(unsigned d, uint64_t bytes, uint64_t chunk)
+{
+    if (!chunk || bytes <= chunk)
+        return (uint64_t)staged_one(d, bytes);
+    return (uint64_t)((double)bytes / (double)chunk * staged_one(d, chunk));
+}
+
+/* Making a ring in the copy that needs it (staging.c): registering its pages
+ * (cuMemHostRegister: 1.3-1.9 ms for a small ring, 1.8-3.4 ms for 32 MiB on
+ * an H200 host, so ~1.3 ms and ~50 us a MiB), and for the first ring
+ * populating them too (~0.3 ms a MiB there; larger rings' pages are made by
+ * a thread of their own, off the copies' path). */
+uint64_t ga_prof_ring_ns(uint64_t chunk, bool first)
+{
+    double mib = (double)(chunk * GA_STAGING_SLOTS) / (1 << 20);
+    return (uint64_t)(1300000.0 + 50000.0 * mib + (first ? 300000.0 * mib : 0.0));
 }
 
 /* The sizes staging takes: "64 KiB or more", or with a larger upload
@@ -357,13 +382,17 @@ static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
     unsigned threads = ga_prof->copy_threads ? ga_prof->copy_threads : 1;
     uint64_t faults = ga_prof->untouched_pages * ga_prof->fault_ns / threads;
     for (unsigned d = 0; d < 2; d++) {
-        uint64_t t = staged_ns(d, pg[d]->count, pg[d]->bytes) + (d ? faults : 0);
+        uint64_t t = ga_prof->stg.est_ns[d] + (d ? faults : 0);
         /* never faster than the program's own page-locked copies ran */
         if (pin_bytes && pin_ns && (double)pg[d]->bytes * pin_ns / pin_bytes > (double)t)
             t = (uint64_t)((double)pg[d]->bytes * pin_ns / pin_bytes);
         staged += t;
         op->saving_ns += pg[d]->ns > t ? pg[d]->ns - t : 0;
     }
+    /* the rings made for them, in the copies' time */
+    uint64_t rings = ga_prof->stg.ring_ns;
+    staged += rings;
+    op->saving_ns = op->saving_ns > rings ? op->saving_ns - rings : 0;
     op->acts_on = n;
     op->verdict = worth(op->saving_ns, s->basis) ? V_HELPS : V_NO;
     if (!n) {
@@ -374,7 +403,13 @@ static void opp_staging(const summary_t *s, opp_t *op, ga_out_t *w)
     ga_out_count(w, n), ga_out_s(w, " pageable copies of "), large_sizes(w);
     ga_out_s(w, ", "), ga_out_bytes(w, bytes), ga_out_s(w, " in all, took ~"), ga_out_dur(w, ns);
     ga_out_s(w, "; staged they would take ~"), ga_out_dur(w, staged);
-    ga_out_s(w, " (staging's rates measured on an H200 host, at these copies' mean size");
+    ga_out_s(w, " (staging's rates measured on an H200 host, in the slots its rings would have"
+                " for this process's pageable traffic");
+    if (rings) {
+        ga_out_s(w, ", and ~"), ga_out_dur(w, rings), ga_out_s(w, " making ");
+        ga_out_count(w, ga_prof->stg.rings);
+        ga_out_s(w, ga_prof->stg.rings == 1 ? " ring" : " rings of them");
+    }
     if (faults) {
         ga_out_s(w, ", and ~"), ga_out_dur(w, faults), ga_out_s(w, " faulting in ");
         ga_out_bytes(w, ga_prof->untouched_pages * ga_prof->page);

@@ -191,6 +191,16 @@ typedef struct prof {
      * touch on this host (ns, measured at init; 0: unknown), and its size. */
     uint64_t untouched_pages, fault_ns, page;
     unsigned copy_threads; /* staging's (ga_config_staging_threads): faults spread over them */
+    /* Staging's rings as they would grow with the large pageable copies (the
+     * rule of core/config.h): the whole process's traffic and largest copy
+     * so far, and the slot size of the last ring (0: none yet). In the
+     * windows: the copies' staged time in the slots the ring had for each
+     * ([htod, dtoh]), and the rings made or grown, and what making them costs. */
+    struct {
+        uint64_t traffic, largest;
+        size_t chunk, max; /* max: ga_config_staging_chunk */
+        uint64_t est_ns[2], rings, ring_ns;
+    } stg;
     /* Small reads with no device work since the one before: in a 64 KiB block
      * read since that work (a window holds it), or not (only a mirror would). */
     struct {
@@ -387,6 +397,12 @@ const span_block_t *ga_prof_spans(void);
 void ga_prof_trace_reset(void);
 
 /* ---- analysis.c: what the reports say -------------------------------------------- */
+/* What staging takes for one pageable copy of `bytes` through a ring with
+ * slots of `chunk` bytes (direction d: 0 host to device, 1 device to host),
+ * and what making a ring of such slots costs the copy that makes it (first:
+ * the process's first ring, whose pages the copy's own thread populates). */
+uint64_t ga_prof_staged_ns(unsigned d, uint64_t bytes, uint64_t chunk);
+uint64_t ga_prof_ring_ns(uint64_t chunk, bool first);
 void ga_prof_summarize(summary_t *s);
 void ga_prof_analyze(const summary_t *s, opp_t ops[N_OPPS]);
 

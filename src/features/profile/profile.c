@@ -131,6 +131,7 @@ void ga_profile_init(const ga_rt_t *rt)
     p->page = page > 0 ? (uint64_t)page : 4096;
     p->fault_ns = first_touch_ns(p->page);
     p->copy_threads = ga_config_staging_threads(&rt->cfg);
+    p->stg.max = ga_config_staging_chunk(&rt->cfg);
     ga_prof_classify(p);
     read_command(p);
     ga_prof_resolve_timing(p, rt);
@@ -164,6 +165,7 @@ static void fork_child(void)
     p->large_min = ga_prof->large_min, p->large_up_min = ga_prof->large_up_min;
     p->fault_ns = ga_prof->fault_ns, p->page = ga_prof->page;
     p->copy_threads = ga_prof->copy_threads;
+    p->stg.max = ga_prof->stg.max; /* staging starts over in the child too */
     memcpy(p->kind, ga_prof->kind, sizeof p->kind);
     p->ktiming = false; /* the parent's events are not the child's */
     p->knote = ga_prof->ktiming ? "off in a forked child: its events belong to the parent"

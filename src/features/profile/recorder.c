@@ -75,6 +75,25 @@ static void window_read(CUdeviceptr dev, uint64_t ns, bool follows, bool counted
     }
 }
 
+/* A large pageable copy as staging would take it (under the lock): its
+ * rings follow the whole process's traffic; the copy's staged time, and a
+ * ring made or grown for it, count inside the windows. */
+static void staged_copy(unsigned d, size_t bytes, uint64_t ns, bool in)
+{
+    __typeof__(ga_prof->stg) *g = &ga_prof->stg;
+    g->traffic += bytes;
+    if (bytes > g->largest)
+        g->largest = bytes;
+    size_t chunk = ga_config_staging_slot(g->max, g->traffic, g->largest);
+    if (chunk > g->chunk) {
+        if (in)
+            g->rings++, g->ring_ns += ga_prof_ring_ns(chunk, g->chunk == 0);
+        g->chunk = chunk;
+    }
+    if (in) /* no ring yet: staging leaves the copy to the driver */
+        g->est_ns[d] += chunk ? ga_prof_staged_ns(d, bytes, chunk) : ns;
+}
+
 void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdeviceptr dev, int host_kind)
 {
     if (!ga_profiling || (unsigned)dir >= N_DIRS)
@@ -90,6 +109,8 @@ void ga_profile_copy_at(ga_copy_dir_t dir, size_t bytes, uint64_t ns, CUdevicept
         acc_t *l = &ga_prof->large[dir == GA_COPY_DTOH][host_kind > 0];
         l->count++, l->bytes += bytes, l->ns += ns;
     }
+    if (host_kind == 0 && (dir == GA_COPY_HTOD || dir == GA_COPY_DTOH))
+        staged_copy(dir == GA_COPY_DTOH, bytes, ns, in);
     if (dir == GA_COPY_DTOH && b == 0) {
         bool follows = ga_prof->follow.seen && ga_prof->follow.at_last_read == ga_prof->follow.work;
         if (in && follows)

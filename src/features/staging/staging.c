@@ -125,7 +125,7 @@
  * cost sppark's NTTs (600 MiB of copies after a small warm-up) 13 ms of a
  * 37 ms phase.
  *
- * A ring grows no further than its copies use (slot_cap): slots of the
+ * A ring grows no further than its copies use (ring_want): slots of the
  * largest copy staging was offered. Larger slots cost their registration: on
  * an H200 host a loop of 64 KiB uploads, as fast staged as by the driver copy
  * by copy (p50 17.7-21 us against 19-27), ran slower on average because a
@@ -136,8 +136,8 @@
  * 10.2 ms a round against 9.2 (native 9.2), 256 KiB downloads 43.0 us
  * against 40.9, 1 MiB downloads 106.5 against 112.4; 1 MiB uploads ran at
  * 0.88x of native with either. */
-enum { N_ENGINES = 4, N_SLOTS = 4, MIN_CHUNK = 64 << 10, MAX_THREADS = 64 };
-enum { RING_SHARE = 16, PREP_SHARE = 8, GROW = 4 };
+enum { N_ENGINES = 4, N_SLOTS = GA_STAGING_SLOTS, MIN_CHUNK = GA_STAGING_MIN_CHUNK };
+enum { MAX_THREADS = 64, RING_SHARE = GA_STAGING_RING_SHARE, PREP_SHARE = 8, GROW = 4 };
 
 /* A larger ring's pages, made by a thread of their own: populated, never
  * inherited by a child, not yet registered (no driver call is made off the
@@ -193,33 +193,10 @@ static _Atomic size_t largest;    /* the largest copy staging was offered */
 
 /* ---- the settings --------------------------------------------------------------- */
 
-/* The largest chunk: a multiple of 4 KiB, 64 KiB at least. The setting's
- * range (settings.h) keeps it within the clamps below; they stay for a
- * configuration made in code (the unit tests). */
+/* The largest chunk (core/config.c, shared with the profile's estimate). */
 static size_t chunk_size(const ga_rt_t *rt)
 {
-    size_t c = rt->cfg.staging_chunk ? (size_t)rt->cfg.staging_chunk : (size_t)8 << 20;
-    if (c < MIN_CHUNK)
-        c = MIN_CHUNK;
-    if (c > (size_t)1 << 30)
-        c = (size_t)1 << 30;
-    return (c + 4095) & ~(size_t)4095;
-}
-
-/* The slot size a ring may have after `t` bytes of pageable traffic: the
- * largest chunk, or the largest power of two (64 KiB at least) that keeps
- * N_SLOTS slots within t / RING_SHARE; 0 while none fits. */
-size_t ga_staging_ring_chunk(size_t max, uint64_t t)
-{
-    uint64_t room = t / ((uint64_t)RING_SHARE * N_SLOTS);
-    if (room >= max)
-        return max;
-    if (room < MIN_CHUNK)
-        return 0;
-    size_t c = MIN_CHUNK;
-    while ((uint64_t)c * 2 <= room)
-        c *= 2;
-    return c;
+    return ga_config_staging_chunk(&rt->cfg);
 }
 
 /* Threads that copy, the caller included: the setting, or min(12, three
@@ -558,21 +535,12 @@ static bool ring_make(const ga_rt_t *rt, engine_t *e, size_t want)
     return true;
 }
 
-/* The slot size the copies so far can use: the largest copy's, rounded up to
- * a power of two, MIN_CHUNK at least (see the ring's comment above). */
-static size_t slot_cap(void)
-{
-    size_t most = atomic_load_explicit(&largest, memory_order_relaxed);
-    if (most <= MIN_CHUNK)
-        return MIN_CHUNK;
-    return (size_t)1 << (64 - (unsigned)__builtin_clzll((unsigned long long)(most - 1)));
-}
-
-/* The slot size wanted after t bytes of traffic, within what copies use. */
+/* The slot size wanted after t bytes of traffic, within what the copies so
+ * far use: slots of the largest copy's, rounded up to a power of two (see the
+ * ring's comment above; core/config.c, shared with the profile's estimate). */
 static size_t ring_want(size_t max, uint64_t t)
 {
-    size_t want = ga_staging_ring_chunk(max, t), cap = slot_cap();
-    return want < cap ? want : cap;
+    return ga_config_staging_slot(max, t, atomic_load_explicit(&largest, memory_order_relaxed));
 }
 
 static void note_largest(size_t n)
@@ -838,7 +806,7 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
     note_largest(n);
     /* Before the traffic pays for a ring, and where the driver has been the
      * faster way for this kind and size of copy: the driver's copy, timed. */
-    bool early = !ga_staging_ring_chunk(chunk_size(rt), t);
+    bool early = !ga_config_staging_ring_chunk(chunk_size(rt), t);
     if (early || (rt->cfg.staging_adapt && ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER)) {
         atomic_fetch_add_explicit(early ? &n_early : &n_driver, 1, memory_order_relaxed);
         *r = driver_copy(rt, id, dir, host, dev, n, s);

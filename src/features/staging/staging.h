@@ -23,8 +23,4 @@ typedef struct ga_staging_stats {
 } ga_staging_stats_t;
 void ga_staging_stats(ga_staging_stats_t *s);
 
-/* The slot size a ring may have after t bytes of pageable traffic (0: no
- * ring yet), for a largest chunk of max bytes. */
-size_t ga_staging_ring_chunk(size_t max, uint64_t t);
-
 #endif

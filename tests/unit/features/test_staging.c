@@ -428,15 +428,15 @@ static void contexts_gone(void)
 static void ring_follows_traffic(void)
 {
     const size_t M = 1 << 20, K = 1 << 10;
-    CHECK(ga_staging_ring_chunk(8 * M, 0) == 0 && ga_staging_ring_chunk(8 * M, 4 * M - 1) == 0);
-    CHECK(ga_staging_ring_chunk(8 * M, 4 * M) == 64 * K);
-    CHECK(ga_staging_ring_chunk(8 * M, 8 * M) == 128 * K);
-    CHECK(ga_staging_ring_chunk(8 * M, 80 * M) == M);          /* one RISC Zero proof */
-    CHECK(ga_staging_ring_chunk(8 * M, 512 * M) == 8 * M);
-    CHECK(ga_staging_ring_chunk(8 * M, (uint64_t)1 << 40) == 8 * M);
-    CHECK(ga_staging_ring_chunk(64 * K, 4 * M) == 64 * K);
-    CHECK(ga_staging_ring_chunk(12 * M + 4 * K, 1024 * M) == 12 * M + 4 * K);
-    CHECK(ga_staging_ring_chunk(12 * M + 4 * K, 700 * M) == 8 * M);
+    CHECK(ga_config_staging_ring_chunk(8 * M, 0) == 0 && ga_config_staging_ring_chunk(8 * M, 4 * M - 1) == 0);
+    CHECK(ga_config_staging_ring_chunk(8 * M, 4 * M) == 64 * K);
+    CHECK(ga_config_staging_ring_chunk(8 * M, 8 * M) == 128 * K);
+    CHECK(ga_config_staging_ring_chunk(8 * M, 80 * M) == M);          /* one RISC Zero proof */
+    CHECK(ga_config_staging_ring_chunk(8 * M, 512 * M) == 8 * M);
+    CHECK(ga_config_staging_ring_chunk(8 * M, (uint64_t)1 << 40) == 8 * M);
+    CHECK(ga_config_staging_ring_chunk(64 * K, 4 * M) == 64 * K);
+    CHECK(ga_config_staging_ring_chunk(12 * M + 4 * K, 1024 * M) == 12 * M + 4 * K);
+    CHECK(ga_config_staging_ring_chunk(12 * M + 4 * K, 700 * M) == 8 * M);
 }
 
 /* A fresh process: its first copies go to the driver (counted as early)
