@@ -404,8 +404,8 @@ static unsigned ls_gate(const ga_rt_t *rt, ga_id_t id)
     switch ((cls_t)cls[id]) {
     case C_SAFE:
         return 0;
-    case C_TAINT:
-        if (!atomic_exchange(&tainted, true))
+    case C_TAINT: /* (a load first: the exchange is a locked write on every such call) */
+        if (!atomic_load(&tainted) && !atomic_exchange(&tainted, true))
             ga_log(GA_LOG_INFO, "lazy_sync: %s: host and device share memory from now "
                                 "on, every synchronization waits", ga_entries[id].name);
         return settle;
