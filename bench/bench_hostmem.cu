@@ -12,7 +12,10 @@
  *                     cudaFreeHost): per-call staging buffers for uploads.
  *                     --mode reference allocates once and reuses the buffer.
  * Prints "result <op> <us per iteration> ..." and a digest of what the loop
- * wrote (identical in every mode).
+ * wrote (identical in every mode). p50= is the median over ten batches of
+ * iterations of their time per iteration: a cost paid once in the loop (the
+ * library starting something) moves the mean but not p50; a cost paid every
+ * iteration moves both.
  *
  * usage: bench_hostmem --op mallocasync|mallochost [--size BYTES] [--iters N]
  *                      [--mode native|reference] [--seed S]
@@ -30,8 +33,35 @@ __global__ void touch(uint32_t *p, size_t nwords, uint32_t v, uint32_t *acc, int
         acc[iter] = p[0] * 31u + p[((nwords - 1) / (stride * 64)) * stride * 64];
 }
 
+/* Batches of the timed loop: the time after each, for p50= (stamp NULL in the
+ * warm-up). */
+enum { BATCHES = 10 };
+static void stamp(double *at, int i, int iters)
+{
+    int per = iters < BATCHES ? 1 : iters / BATCHES;
+    if (at && (i + 1) % per == 0 && (i + 1) / per <= BATCHES)
+        at[(i + 1) / per - 1] = now_us();
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median batch's time per iteration, from the loop's start and stamps. */
+static double batch_p50(double t0, const double *at, int iters)
+{
+    int per = iters < BATCHES ? 1 : iters / BATCHES, n = iters < BATCHES ? iters : BATCHES;
+    double d[BATCHES];
+    for (int k = 0; k < n; k++)
+        d[k] = (at[k] - (k ? at[k - 1] : t0)) / per;
+    qsort(d, (size_t)n, sizeof d[0], cmp_double);
+    return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+}
+
 static void mallocasync(bool reference, size_t size, int iters, uint32_t seed, uint32_t *acc,
-                        cudaStream_t st)
+                        cudaStream_t st, double *at)
 {
     for (int i = 0; i < iters; i++) {
         uint32_t *p;
@@ -40,11 +70,13 @@ static void mallocasync(bool reference, size_t size, int iters, uint32_t seed, u
         CK(cudaGetLastError());
         CK(cudaFreeAsync(p, st));
         CK(cudaStreamSynchronize(st));
+        stamp(at, i, iters);
     }
     (void)reference;
 }
 
-static void mallochost(bool reference, size_t size, int iters, uint32_t seed, uint32_t *out)
+static void mallochost(bool reference, size_t size, int iters, uint32_t seed, uint32_t *out,
+                       double *at)
 {
     uint32_t *keep = NULL;
     if (reference)
@@ -58,6 +90,7 @@ static void mallochost(bool reference, size_t size, int iters, uint32_t seed, ui
         out[i] = p[0] * 31u + p[size / 4 - 1];
         if (!reference)
             CK(cudaFreeHost(p));
+        stamp(at, i, iters);
     }
     if (reference)
         CK(cudaFreeHost(keep));
@@ -97,22 +130,24 @@ int main(int argc, char **argv)
         CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
     }
     int warm = iters < 5 ? (int)iters : 5;
+    double at[BATCHES];
     if (host)
-        mallochost(reference, (size_t)size, warm, (uint32_t)seed, h);
+        mallochost(reference, (size_t)size, warm, (uint32_t)seed, h, NULL);
     else
-        mallocasync(reference, (size_t)size, warm, (uint32_t)seed, acc, st);
+        mallocasync(reference, (size_t)size, warm, (uint32_t)seed, acc, st, NULL);
     CK(cudaDeviceSynchronize());
     double t0 = now_us();
     if (host)
-        mallochost(reference, (size_t)size, (int)iters, (uint32_t)seed, h);
+        mallochost(reference, (size_t)size, (int)iters, (uint32_t)seed, h, at);
     else
-        mallocasync(reference, (size_t)size, (int)iters, (uint32_t)seed, acc, st);
+        mallocasync(reference, (size_t)size, (int)iters, (uint32_t)seed, acc, st, at);
     CK(timer_sync());
     double t1 = now_us();
     if (!host)
         CK(cudaMemcpy(h, acc, (size_t)iters * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    printf("result %s %.4f size=%lld iters=%lld mode=%s\n", host ? "mallochost" : "mallocasync",
-           (t1 - t0) / (double)iters, size, iters, reference ? "reference" : "native");
+    printf("result %s %.4f size=%lld iters=%lld mode=%s p50=%.4f\n",
+           host ? "mallochost" : "mallocasync", (t1 - t0) / (double)iters, size, iters,
+           reference ? "reference" : "native", batch_p50(t0, at, (int)iters));
     print_digest(h, (size_t)iters * sizeof(uint32_t));
     free(h);
     CK(cudaFree(acc));
