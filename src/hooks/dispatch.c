@@ -196,10 +196,6 @@ void ga_hooks_call_leave(void)
     GA_EACH(call_leave);
 }
 
-/* The gate: each gating feature says what it needs around the call. One that
- * owes a wait gets it (settle) after whatever features hold went out, so the
- * wait covers everything the program issued before; its error answers the
- * call, as the driver's own wait would have returned it. */
 /* Does some gating feature owe a wait (or not say whether it does)? */
 static bool gate_owed(void)
 {
@@ -237,6 +233,10 @@ __attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, C
     return false;
 }
 
+/* The gate: each gating feature says what it needs around the call. One that
+ * owes a wait gets it (settle) after whatever features hold went out, so the
+ * wait covers everything the program issued before; its error answers the
+ * call, as the driver's own wait would have returned it. */
 bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
 {
     if (GA_LIKELY(!ga_dispatch.gate_sees[id]) && !gate_owed()) {
