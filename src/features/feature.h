@@ -124,6 +124,9 @@ typedef struct ga_feature {
      * free most of what the feature adds to them. */
     bool (*gate_sees)(ga_id_t id);
     _Atomic unsigned *owed;
+    /* Once true, for good: the gate need see no call but while *owed (a
+     * feature that will never defer again). NULL: never. */
+    _Atomic bool *gate_retired;
 
     /* ---- observed ---- */
     void (*call_enter)(void); /* around every intercepted call (GA_USES_CALLS) */

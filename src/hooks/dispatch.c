@@ -196,6 +196,18 @@ void ga_hooks_call_leave(void)
     GA_EACH(call_leave);
 }
 
+/* The gating features retired for good (bit i: the i-th). */
+static unsigned gate_retired(void)
+{
+    unsigned bits = 0;
+    for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
+        _Atomic bool *retired = ga_dispatch.gate_of[i]->gate_retired;
+        if (retired && atomic_load(retired))
+            bits |= 1u << i;
+    }
+    return bits;
+}
+
 /* Does some gating feature owe a wait (or not say whether it does)? */
 static bool gate_owed(void)
 {
@@ -211,7 +223,7 @@ static bool gate_owed(void)
 __attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, CUresult *r,
                                                 unsigned *token)
 {
-    unsigned after = 0, sees = ga_dispatch.gate_sees[id];
+    unsigned after = 0, sees = ga_dispatch.gate_sees[id] & ~gate_retired();
     for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
         const ga_feature_t *f = ga_dispatch.gate_of[i];
         if (!(sees & (1u << i)) && !(f->owed && atomic_load(f->owed)))
@@ -239,7 +251,7 @@ __attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, C
  * call, as the driver's own wait would have returned it. */
 bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
 {
-    if (GA_LIKELY(!ga_dispatch.gate_sees[id]) && !gate_owed()) {
+    if (GA_LIKELY(!(ga_dispatch.gate_sees[id] & ~gate_retired())) && !gate_owed()) {
         *token = 0; /* the common case: a call no gate need see, nothing owed */
         return false;
     }

@@ -554,6 +554,7 @@ const ga_feature_t ga_feature_lazy_sync = {
     .gate_done = ls_gate_done,
     .gate_sees = ls_gate_sees,
     .owed = &n_owed,
+    .gate_retired = &tainted, /* never defers again: only a wait still owed matters */
     .synced = ls_synced,
     .ctx_gone = ls_ctx_gone,
     .code_loaded = ls_code_loaded,
