@@ -123,7 +123,7 @@ typedef struct ga_feature {
      * Calls it need not see skip it: the gate costs a served allocation and
      * free most of what the feature adds to them. */
     bool (*gate_sees)(ga_id_t id);
-    _Atomic unsigned *owed;
+    _Atomic unsigned *owed; /* NULL: the gate sees every call */
     /* Once true, for good: the gate need see no call but while *owed (a
      * feature that will never defer again). NULL: never. */
     _Atomic bool *gate_retired;

@@ -196,38 +196,27 @@ void ga_hooks_call_leave(void)
     GA_EACH(call_leave);
 }
 
-/* The gating features retired for good (bit i: the i-th). */
-static unsigned gate_retired(void)
+/* Must the i-th gating feature's gate see a call of entry point id now?
+ * While it owes a wait (or does not say whether it does), every call; else
+ * the calls it asked for at init (gate_sees), unless it retired its gate. */
+static bool gate_sees_now(unsigned i, ga_id_t id)
 {
-    unsigned bits = 0;
-    for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
-        _Atomic bool *retired = ga_dispatch.gate_of[i]->gate_retired;
-        if (retired && atomic_load(retired))
-            bits |= 1u << i;
-    }
-    return bits;
-}
-
-/* Does some gating feature owe a wait (or not say whether it does)? */
-static bool gate_owed(void)
-{
-    for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
-        _Atomic unsigned *owed = ga_dispatch.gate_of[i]->owed;
-        if (!owed || atomic_load(owed))
-            return true;
-    }
-    return false;
+    const ga_feature_t *f = ga_dispatch.gate_of[i];
+    if (!f->owed || atomic_load(f->owed))
+        return true;
+    return (ga_dispatch.gate_sees[id] & (1u << i)) &&
+           !(f->gate_retired && atomic_load(f->gate_retired));
 }
 
 /* Out of line: inlined, its register saves would come before the fast path. */
 __attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, CUresult *r,
                                                 unsigned *token)
 {
-    unsigned after = 0, sees = ga_dispatch.gate_sees[id] & ~gate_retired();
+    unsigned after = 0;
     for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
         const ga_feature_t *f = ga_dispatch.gate_of[i];
-        if (!(sees & (1u << i)) && !(f->owed && atomic_load(f->owed)))
-            continue; /* nothing owed, and a call it need not see */
+        if (!gate_sees_now(i, id))
+            continue;
         unsigned w = ga_dispatch.gate[i](rt, id);
         if (w & GA_GATE_AFTER)
             after |= 1u << i;
@@ -251,7 +240,10 @@ __attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, C
  * call, as the driver's own wait would have returned it. */
 bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
 {
-    if (GA_LIKELY(!(ga_dispatch.gate_sees[id] & ~gate_retired())) && !gate_owed()) {
+    bool any = false;
+    for (unsigned i = 0; i < ga_dispatch.n_gate && !any; i++)
+        any = gate_sees_now(i, id);
+    if (GA_LIKELY(!any)) {
         *token = 0; /* the common case: a call no gate need see, nothing owed */
         return false;
     }

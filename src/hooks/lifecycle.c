@@ -61,10 +61,8 @@ CUresult ga_hook_stream_destroy(const ga_rt_t *rt, ga_id_t id, CUstream hStream)
         if (rt->track)
             GA_EACH(stream_gone, rt, hStream, kept);
         ga_capture_stream_gone(hStream);
-        if (rt->track && !kept && covered)
-            ga_stream_forget(hStream);
-        else if (rt->track && !kept)
-            ga_stream_bury(hStream);
+        if (rt->track && !kept) /* destroyed: it leaves the tracker */
+            (covered ? ga_stream_forget : ga_stream_bury)(hStream);
     }
     if (rt->track)
         ga_stream_destroy_end();
