@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 
     int warm = iters < 20 ? (int)iters : 20;
     churn(reference, (size_t)size, 0, warm, (uint32_t)seed, acc, st);
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
 
     double t0 = now_us();
     churn(reference, (size_t)size, 0, (int)iters, (uint32_t)seed, acc, st);

@@ -46,7 +46,7 @@ static double measure(int block, uint32_t *out, const uint32_t *a, const uint32_
     unsigned grid = (unsigned)((n + (unsigned long long)block - 1) / block);
     fma_mod<<<grid, block>>>(out, a, b, c, n, 0); /* warm-up */
     CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t0 = now_us();
     for (long long k = 0; k < iters; k++) {
         fma_mod<<<grid, block>>>(out, a, b, c, n, (uint32_t)k + 1);

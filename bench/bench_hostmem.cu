@@ -135,7 +135,7 @@ int main(int argc, char **argv)
         mallochost(reference, (size_t)size, warm, (uint32_t)seed, h, NULL);
     else
         mallocasync(reference, (size_t)size, warm, (uint32_t)seed, acc, st, NULL);
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
     double t0 = now_us();
     if (host)
         mallochost(reference, (size_t)size, (int)iters, (uint32_t)seed, h, at);

@@ -299,7 +299,7 @@ int main(int argc, char **argv)
     }
     init<<<1, N_ELEMS, 0, st>>>(buf[0], buf[1], (uint32_t)seed);
     CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
+    CK(timer_sync());
 
     double t0 = now_us();
     if (reference)

@@ -3,7 +3,7 @@
  *
  * CK(call)        check a CUDA runtime call, exit 1 with a message on error
  * require_gpu()   exit 77 with "SKIP: no CUDA device" when there is no GPU
- * timer_sync()    wait for the device before a timer stops (see below)
+ * timer_sync()    wait for the device before a timer starts or stops (see below)
  * now_us()        host monotonic clock in microseconds (clock.h)
  * digest_bytes()  64-bit FNV-style hash; print_digest() prints "digest: <16 hex>"
  *                 (digest.h)
@@ -49,11 +49,16 @@ static inline void require_gpu(void)
     CK(cudaFree(0)); /* create the primary context outside any timing */
 }
 
-/* Wait for everything issued, before a timer stops. cudaDeviceSynchronize
+/* Wait for everything issued, before a timer starts and before it stops: a
+ * timed region opens and closes with the same wait. cudaDeviceSynchronize
  * alone may return early under GPUACCEL_LAZY_SYNC (the wait then comes at the
- * next call that observes the device); a stream query observes it, so the
- * timer sees the whole wait, as it does natively (where the query costs one
- * call on an idle device). */
+ * next call that observes the device), or be answered without the driver
+ * under GPUACCEL_COALESCE when nothing is in flight; a stream query reaches
+ * the driver, so the timer sees the whole wait, as it does natively (where the
+ * query costs one call on an idle device). At the start too: the first call
+ * that reaches the driver after page-locking pays the driver's own deferred
+ * work (H200, driver 580: 20-30 us after a 64 MiB cudaMallocHost), and a
+ * warm-up ending in an answered sync moved that into the timed loop. */
 static inline cudaError_t timer_sync(void)
 {
     cudaError_t e = cudaDeviceSynchronize();
