@@ -26,7 +26,7 @@ _Atomic(const ga_rt_t *) ga_rt_published;
 /* 0: nobody started; 1: a thread is initializing; 2: published. */
 static _Atomic int init_state;
 static ga_rt_t rt_storage;          /* written only by the thread that won init_state */
-static __thread int init_depth;     /* re-entry guard: init -> dlopen -> dlsym -> init */
+static GA_TLS int init_depth;     /* re-entry guard: init -> dlopen -> dlsym -> init */
 
 /* Every stateful module's fork handlers, in lock order (ga_hooks_fork_ops). */
 enum { MAX_FORK_OPS = 32 };

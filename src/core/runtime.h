@@ -27,6 +27,12 @@ typedef struct ga_rt {
     bool direct;   /* no feature is on and no call is counted for the log: the
                     * doors hand out the driver's own entry points, and the
                     * exported wrappers only count (hooks/dispatch.c) */
+    /* With one gating feature that counts what it owes: that count, and bit 0
+     * of gate_sees[id] set when its gate asked at init to see entry point id
+     * (hooks/dispatch.c). A call that concerns neither skips the gate inline
+     * (ga_gate_skips); NULL: every call goes to ga_hooks_gate. */
+    const _Atomic unsigned *gate_owed;
+    const uint16_t *gate_sees;
 } ga_rt_t;
 
 /* What a feature's gate asks of the hooks (features/feature.h). */
@@ -45,6 +51,16 @@ static inline const ga_rt_t *ga_rt(void)
 {
     const ga_rt_t *rt = atomic_load_explicit(&ga_rt_published, memory_order_acquire);
     return GA_LIKELY(rt != NULL) ? rt : ga_rt_init();
+}
+
+/* True when the gate need not see this call: nothing is owed and the gate did
+ * not ask for the entry point (the rest of the rule, retirement and several
+ * gates, is ga_hooks_gate's). Inline: most gated calls end here, and the
+ * call into the hooks cost a served allocation pair ~50 instructions. */
+static inline bool ga_gate_skips(const ga_rt_t *rt, ga_id_t id)
+{
+    return rt->gate_owed && !atomic_load_explicit(rt->gate_owed, memory_order_relaxed) &&
+           !(rt->gate_sees[id] & 1u);
 }
 
 static inline bool ga_active(const ga_rt_t *rt)

@@ -14,7 +14,7 @@
 #include "core/log.h"
 #include "core/hooks.h"
 
-__thread ga_thread_stats_t *ga_tl_stats __attribute__((tls_model("initial-exec")));
+GA_TLS ga_thread_stats_t *ga_tl_stats;
 bool ga_stats_timing;
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -18,7 +18,7 @@ typedef struct ga_thread_stats {
     struct ga_thread_stats *next;
 } ga_thread_stats_t;
 
-extern __thread ga_thread_stats_t *ga_tl_stats __attribute__((tls_model("initial-exec")));
+extern GA_TLS ga_thread_stats_t *ga_tl_stats;
 ga_thread_stats_t *ga_stats_attach(void);
 
 /* Timing is on while profiling; set once at init. */

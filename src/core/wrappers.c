@@ -31,7 +31,7 @@
  * and answer with that wait's error instead; GA_GATE_DONE after the call. */
 #define GA_GATE(name)                                                                   \
     unsigned gate_ = 0;                                                                 \
-    if (GA_UNLIKELY(rt_->gated)) {                                                      \
+    if (GA_UNLIKELY(rt_->gated) && !ga_gate_skips(rt_, GA_ID_##name)) {                 \
         CUresult g_;                                                                    \
         if (ga_hooks_gate(rt_, GA_ID_##name, &g_, &gate_)) {                            \
             GA_NOTE_FAULT(g_);                                                          \

@@ -105,6 +105,7 @@ void ga_hooks_enable(ga_rt_t *rt, const bool on[GA_N_FEATURES])
     for (unsigned id = 0; id < GA_N_ENTRIES; id++) /* every gate sees every call */
         ga_dispatch.gate_sees[id] = (uint16_t)((1u << ga_dispatch.n_gate) - 1);
     rt->gated = ga_dispatch.n_gate > 0;
+    rt->gate_owed = NULL; /* ga_hooks_start sets it once the gates have asked */
     /* A gate sees plain calls too: they leave the wrappers' fast path. */
     rt->per_call = rt->track || rt->calls || ga_dispatch.n_flush > 0 || ga_dispatch.sequences ||
                    rt->gated;
@@ -159,6 +160,10 @@ void ga_hooks_start(ga_rt_t *rt)
     ga_hooks_enable(rt, on);
     GA_EACH(init, rt);
     gate_ask();
+    /* One gate that counts what it owes: the wrappers test it inline. */
+    bool inline_gate = ga_dispatch.n_gate == 1 && ga_dispatch.gate_of[0]->owed;
+    rt->gate_owed = inline_gate ? ga_dispatch.gate_of[0]->owed : NULL;
+    rt->gate_sees = ga_dispatch.gate_sees;
 }
 
 void ga_hooks_exit(void)

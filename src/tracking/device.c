@@ -52,8 +52,8 @@ int ga_device_attr(const ga_rt_t *rt, CUdevice_attribute a)
 
 int ga_device_cc(const ga_rt_t *rt)
 {
-    static __thread CUcontext last_ctx;
-    static __thread int last_cc;
+    static GA_TLS CUcontext last_ctx;
+    static GA_TLS int last_cc;
     CUcontext ctx = ga_current_ctx(rt);
     if (ctx != last_ctx || !last_cc) {
         int major = ga_device_attr(rt, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);

@@ -14,11 +14,11 @@
 
 enum { SEEN = 4, PAGE = 4096 };
 
-static __thread struct {
+static GA_TLS struct {
     uintptr_t lo, hi; /* [lo, hi): whole pages */
     uint64_t epoch;
 } seen[SEEN] __attribute__((tls_model("initial-exec")));
-static __thread unsigned seen_next __attribute__((tls_model("initial-exec")));
+static GA_TLS unsigned seen_next;
 
 /* cuPointerGetAttributes answers for any address (plain host memory gets
  * memory type 0), unlike cuPointerGetAttribute, which fails on it. */

@@ -52,7 +52,7 @@ static _Atomic int slots_taken;
 static char unknown_name[] = "?";
 
 /* The last handle this thread found. */
-static __thread struct {
+static GA_TLS struct {
     const void *f;
     record_t *r;
     unsigned gen;

@@ -25,7 +25,7 @@ typedef struct segment {
     bool overflow;
 } segment_t;
 
-static __thread segment_t *tl_seg;
+static GA_TLS segment_t *tl_seg;
 static pthread_key_t seg_key;
 static pthread_once_t seg_once = PTHREAD_ONCE_INIT;
 

@@ -58,7 +58,7 @@ static _Atomic uint64_t fence_clock; /* ticks as each fence's legacy record retu
 
 /* One-entry per-thread cache in front of the hash: most threads launch on one
  * stream at a time. Valid while `gen` equals the global generation. */
-static __thread struct {
+static GA_TLS struct {
     CUstream h;
     CUcontext ctx;
     bool per_thread;
@@ -264,7 +264,7 @@ unsigned ga_streams_contexts(void)
  * it looked: a stream turns busy only through ga_stream_note_work, which moves
  * the sequence, so while it has not moved the context is still idle and the
  * walk under the lock (one a pooled free) is skipped. */
-static __thread struct {
+static GA_TLS struct {
     CUcontext ctx;
     uint64_t seq;
 } idle_seen __attribute__((tls_model("initial-exec")));

@@ -250,7 +250,7 @@ static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src
 /* The last read offered on this thread, and whether it was one to count (a
  * small device-to-host read into host memory): read_issued starts an async
  * fill only for such a read. */
-static __thread struct {
+static GA_TLS struct {
     CUdeviceptr src;
     size_t n;
     bool candidate;

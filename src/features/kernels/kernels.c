@@ -538,7 +538,7 @@ typedef struct shadow {
     } w[GA_KERNELS_MAX_WRITES];
 } shadow_t;
 /* Begun in the launch's rewrite, ended in its launch_done: one thread. */
-static __thread shadow_t pending;
+static GA_TLS shadow_t pending;
 
 static void shadow_free(const ga_rt_t *rt, shadow_t *sh)
 {

@@ -82,7 +82,7 @@ static _Atomic uint64_t deferred, waited, settles;
 static _Atomic unsigned char pageable[64];
 
 /* A ctx sync this thread let through, to learn its context clean on success. */
-static __thread struct {
+static GA_TLS struct {
     bool armed, clean;
     CUcontext ctx;
     uint64_t seq;

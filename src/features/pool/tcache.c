@@ -60,7 +60,7 @@ struct tcache {
     struct tcache *next;          /* guarded by lock */
 };
 
-static __thread tcache_t *my_cache __attribute__((tls_model("initial-exec")));
+static GA_TLS tcache_t *my_cache;
 static tcache_t *tcaches;          /* guarded by lock */
 static unsigned next_tc_id = 1;    /* guarded by lock */
 static uint64_t retired_hits;      /* guarded by lock: hits of caches whose thread ended */

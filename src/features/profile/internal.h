@@ -34,9 +34,6 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-/* initial-exec: a plain offset from the thread pointer, no __tls_get_addr call
- * on the hot path (the library is loaded at startup by LD_PRELOAD). */
-#define GA_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- limits: every table is fixed at init ---------------------------------------- */
 enum {
