@@ -114,18 +114,26 @@ static void install_covered(const ga_rt_t *rt, const ga_stream_t *st, CUcontext 
  * as at a sync (nothing issued since, the context idle); asks no driver. */
 void ga_co_install_done(void)
 {
+    bool filling = false;
     if (!atomic_load(&any_filling))
         return;
     pthread_mutex_lock(&ga_co_lock);
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &ga_co_slots[i];
-        if (s->state != S_FILLING || !s->fill_st || !ga_stream_done(s->fill_st, s->fill_done))
+        if (s->state != S_FILLING || !s->fill_st || !ga_stream_done(s->fill_st, s->fill_done)) {
+            filling |= s->state == S_FILLING;
             continue;
+        }
         bool keep = s->epoch == ga_epoch_read() && s->work == ga_work_seq_read() &&
                     ga_ctx_idle(s->ctx) && !ga_serving_off();
         ga_co_settle_slot_locked(s, keep);
         s->fill_st = NULL;
     }
+    /* None left: the next calls skip the table (a .item() loop served from a
+     * window, its syncs answered without the driver, came here on every read
+     * and walked all the slots: ~500 instructions a read). */
+    if (!filling)
+        atomic_store(&any_filling, false);
     pthread_mutex_unlock(&ga_co_lock);
 }
 
