@@ -17,7 +17,7 @@ enum { SEEN = 4, PAGE = 4096 };
 static GA_TLS struct {
     uintptr_t lo, hi; /* [lo, hi): whole pages */
     uint64_t epoch;
-} seen[SEEN] __attribute__((tls_model("initial-exec")));
+} seen[SEEN];
 static GA_TLS unsigned seen_next;
 
 /* cuPointerGetAttributes answers for any address (plain host memory gets

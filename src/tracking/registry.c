@@ -56,7 +56,7 @@ static GA_TLS struct {
     const void *f;
     record_t *r;
     unsigned gen;
-} last __attribute__((tls_model("initial-exec")));
+} last;
 
 static size_t slot_of(const map_t *m, const void *f)
 {

@@ -64,7 +64,7 @@ static GA_TLS struct {
     bool per_thread;
     uint64_t gen;
     ga_stream_t *st;
-} cache __attribute__((tls_model("initial-exec")));
+} cache;
 
 /* The key for a stream handle as the program passed it. */
 static bool make_key(const ga_rt_t *rt, CUstream h, bool per_thread, stream_key_t *k,
@@ -267,7 +267,7 @@ unsigned ga_streams_contexts(void)
 static GA_TLS struct {
     CUcontext ctx;
     uint64_t seq;
-} idle_seen __attribute__((tls_model("initial-exec")));
+} idle_seen;
 
 bool ga_ctx_idle(CUcontext ctx)
 {

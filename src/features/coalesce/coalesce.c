@@ -254,7 +254,7 @@ static GA_TLS struct {
     CUdeviceptr src;
     size_t n;
     bool candidate;
-} offered __attribute__((tls_model("initial-exec")));
+} offered;
 
 static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                     CUstream s, CUresult *r)
