@@ -59,7 +59,7 @@ static inline const ga_rt_t *ga_rt(void)
  * call into the hooks cost a served allocation pair ~50 instructions. */
 static inline bool ga_gate_skips(const ga_rt_t *rt, ga_id_t id)
 {
-    return rt->gate_owed && !atomic_load_explicit(rt->gate_owed, memory_order_relaxed) &&
+    return rt->gate_owed && !atomic_load(rt->gate_owed) &&
            !(rt->gate_sees[id] & 1u);
 }
 
