@@ -106,6 +106,12 @@ static const rule_t **want_rule;
 static unsigned n_wants;
 static bool whole_listed;
 static int slot = -1;                 /* the registry's decision slot: set at init */
+/* Set once loaded code may hold a kernel a row names (an image where one was
+ * identified, one loaded from a file, one with entries the library cannot
+ * search), never cleared. Until then no launch can be swapped and launches
+ * skip the registry: ~110 instructions a launch on the fake driver, paid by
+ * every program under the defaults. */
+static _Atomic bool may_swap;
 static _Atomic uint64_t swapped, other_code, unidentified, abi_mismatch, denied, failed_launch;
 static _Atomic uint64_t shadow_same_n, shadow_differed_n; /* shadow checks (GPUACCEL_KERNELS_VERIFY) */
 
@@ -234,6 +240,15 @@ static void free_known(known_t *k)
     free(k);
 }
 
+/* Could every kernel of the image be looked for by name? (No: a file's,
+ * unreadable, or compressed entries with no whole-image identity listed.) */
+static bool searchable(const void *image)
+{
+    unsigned compressed = 0;
+    return image && ga_codeid_names(image, GA_CODEID_IN_PROCESS, NULL, NULL, &compressed) >= 0 &&
+           compressed == 0;
+}
+
 /* The identities of the tables' names in an image the driver just accepted,
  * kept for its handle (replacing what a reused handle held before). Only the
  * tables' names are looked for; an image holding none costs a walk of its
@@ -264,6 +279,8 @@ static void kernels_code_loaded(const ga_rt_t *rt, const void *owner, bool libra
         }
         free(w);
     }
+    if (n_wants && (k || !searchable(image)))
+        atomic_store_explicit(&may_swap, true, memory_order_release);
     pthread_mutex_lock(&lock);
     known_t *old;
     HASH_FIND_PTR(knowns, &owner, old);
@@ -625,7 +642,9 @@ static int shadow_same(const ga_rt_t *rt, const shadow_t *sh)
     return same;
 }
 
-static void shadow_end(const ga_rt_t *rt, const ga_launch_t *l)
+/* Out of line, as rewrite: inlined, its register saves came before every
+ * launch's test for a pending check. */
+__attribute__((noinline)) static void shadow_end(const ga_rt_t *rt, const ga_launch_t *l)
 {
     shadow_t sh = pending;
     memset(&pending, 0, sizeof pending);
@@ -663,10 +682,10 @@ static void shadow_end(const ga_rt_t *rt, const ga_launch_t *l)
 
 /* Launches with `extra` carry their parameters in one blob whose layout the
  * replacement need not share: never swapped. */
-static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
+/* Out of line: inlined, its register saves came before the test that ends
+ * most launches (kernels_rewrite). */
+__attribute__((noinline)) static bool rewrite(const ga_rt_t *rt, ga_launch_t *l)
 {
-    if (l->extra)
-        return false;
     if (!rt->cfg.kernels_verify || rt->cfg.graphs) /* every launch: nothing more */
         return ga_kernels_choose(rt, &l->f, l->grid, l->block, l->shmem);
     unsigned grid[3] = {l->grid[0], l->grid[1], l->grid[2]}; /* the program's, for the original */
@@ -679,13 +698,20 @@ static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
     return true;
 }
 
+static bool kernels_rewrite(const ga_rt_t *rt, ga_launch_t *l)
+{
+    if (GA_LIKELY(!atomic_load_explicit(&may_swap, memory_order_acquire)) || l->extra)
+        return false;
+    return rewrite(rt, l);
+}
+
 static void kernels_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresult r)
 {
     (void)r; /* the replacement's own result: the original may have run after it */
-    if (pending.d)
+    if (GA_UNLIKELY(pending.d))
         shadow_end(rt, l);
-    if (!l->held)
-        ga_kernels_launched(rt, l->original, l->rewritten_by == &ga_feature_kernels, l->rewrite_result);
+    if (l->rewritten_by == &ga_feature_kernels && !l->held) /* a swap: counted, or undone */
+        ga_kernels_launched(rt, l->original, true, l->rewrite_result);
 }
 
 GA_SWITCH(kernels)
