@@ -482,11 +482,9 @@ bool ga_kernels_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsig
     return true;
 }
 
-void ga_kernels_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r)
+void ga_kernels_launched(const ga_rt_t *rt, CUfunction original, CUresult r)
 {
     (void)rt;
-    if (!was_swapped)
-        return;
     if (r == CUDA_SUCCESS) {
         atomic_fetch_add_explicit(&swapped, 1, memory_order_relaxed);
         return;
@@ -711,7 +709,7 @@ static void kernels_launch_done(const ga_rt_t *rt, const ga_launch_t *l, CUresul
     if (GA_UNLIKELY(pending.d))
         shadow_end(rt, l);
     if (l->rewritten_by == &ga_feature_kernels && !l->held) /* a swap: counted, or undone */
-        ga_kernels_launched(rt, l->original, true, l->rewrite_result);
+        ga_kernels_launched(rt, l->original, l->rewrite_result);
 }
 
 GA_SWITCH(kernels)

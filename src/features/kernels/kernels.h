@@ -13,8 +13,8 @@ void ga_kernels_init(const ga_rt_t *rt);
 bool ga_kernels_choose(const ga_rt_t *rt, CUfunction *f, unsigned grid[3], unsigned block[3],
                     unsigned shmem);
 
-/* After the launch: `original` as the program named it; whether the
- * replacement was launched, and the driver's answer. */
-void ga_kernels_launched(const ga_rt_t *rt, CUfunction original, bool was_swapped, CUresult r);
+/* After a launch of the replacement: `original` as the program named it, and
+ * the driver's answer (an error retires the replacement). */
+void ga_kernels_launched(const ga_rt_t *rt, CUfunction original, CUresult r);
 
 #endif
