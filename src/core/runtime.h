@@ -27,12 +27,13 @@ typedef struct ga_rt {
     bool direct;   /* no feature is on and no call is counted for the log: the
                     * doors hand out the driver's own entry points, and the
                     * exported wrappers only count (hooks/dispatch.c) */
-    /* With one gating feature that counts what it owes: that count, and bit 0
-     * of gate_sees[id] set when its gate asked at init to see entry point id
-     * (hooks/dispatch.c). A call that concerns neither skips the gate inline
-     * (ga_gate_skips); NULL: every call goes to ga_hooks_gate. */
+    /* With one gating feature that counts what it owes: that count, bit 0 of
+     * gate_sees[id] set when its gate asked at init to see entry point id, and
+     * whether it retired its gate (NULL: it never does; hooks/dispatch.c).
+     * gate_owed NULL: every gated call goes to ga_hooks_gate. */
     const _Atomic unsigned *gate_owed;
     const uint16_t *gate_sees;
+    const _Atomic bool *gate_retired;
 } ga_rt_t;
 
 /* What a feature's gate asks of the hooks (features/feature.h). */
@@ -53,14 +54,15 @@ static inline const ga_rt_t *ga_rt(void)
     return GA_LIKELY(rt != NULL) ? rt : ga_rt_init();
 }
 
-/* True when the gate need not see this call: nothing is owed and the gate did
- * not ask for the entry point (the rest of the rule, retirement and several
- * gates, is ga_hooks_gate's). Inline: most gated calls end here, and the
- * call into the hooks cost a served allocation pair ~50 instructions. */
+/* True when the one gate need not see this call: nothing is owed, and the
+ * gate did not ask for the entry point or retired (the rule of
+ * hooks/dispatch.c's gate_sees_now, for one gate). Inline: most gated calls
+ * end here, and the call into the hooks cost a served allocation pair ~50
+ * instructions. */
 static inline bool ga_gate_skips(const ga_rt_t *rt, ga_id_t id)
 {
     return rt->gate_owed && !atomic_load(rt->gate_owed) &&
-           !(rt->gate_sees[id] & 1u);
+           (!(rt->gate_sees[id] & 1u) || (rt->gate_retired && atomic_load(rt->gate_retired)));
 }
 
 static inline bool ga_active(const ga_rt_t *rt)

@@ -164,6 +164,7 @@ void ga_hooks_start(ga_rt_t *rt)
     bool inline_gate = ga_dispatch.n_gate == 1 && ga_dispatch.gate_of[0]->owed;
     rt->gate_owed = inline_gate ? ga_dispatch.gate_of[0]->owed : NULL;
     rt->gate_sees = ga_dispatch.gate_sees;
+    rt->gate_retired = inline_gate ? ga_dispatch.gate_of[0]->gate_retired : NULL;
 }
 
 void ga_hooks_exit(void)
@@ -213,9 +214,12 @@ static bool gate_sees_now(unsigned i, ga_id_t id)
            !(f->gate_retired && atomic_load(f->gate_retired));
 }
 
-/* Out of line: inlined, its register saves would come before the fast path. */
-__attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, CUresult *r,
-                                                unsigned *token)
+/* The gate: each gating feature that must see the call says what it needs
+ * around it. One that owes a wait gets it (settle) after whatever features
+ * hold went out, so the wait covers everything the program issued before;
+ * its error answers the call, as the driver's own wait would have returned
+ * it. (With one gate the wrappers let most calls by first: ga_gate_skips.) */
+bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
 {
     unsigned after = 0;
     for (unsigned i = 0; i < ga_dispatch.n_gate; i++) {
@@ -237,22 +241,6 @@ __attribute__((noinline)) static bool gate_slow(const ga_rt_t *rt, ga_id_t id, C
     }
     *token = after;
     return false;
-}
-
-/* The gate: each gating feature says what it needs around the call. One that
- * owes a wait gets it (settle) after whatever features hold went out, so the
- * wait covers everything the program issued before; its error answers the
- * call, as the driver's own wait would have returned it. */
-bool ga_hooks_gate(const ga_rt_t *rt, ga_id_t id, CUresult *r, unsigned *token)
-{
-    bool any = false;
-    for (unsigned i = 0; i < ga_dispatch.n_gate && !any; i++)
-        any = gate_sees_now(i, id);
-    if (GA_LIKELY(!any)) {
-        *token = 0; /* the common case: a call no gate need see, nothing owed */
-        return false;
-    }
-    return gate_slow(rt, id, r, token);
 }
 
 /* token: bit i for the i-th gating feature that asked to be told. */
