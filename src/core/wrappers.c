@@ -45,11 +45,13 @@
 
 /* No feature acts on this plain call: none acts on plain calls at all
  * (!per_call), or it neither writes nor enqueues (the tracker's brackets do
- * nothing for it) and no gate or call hook is armed. Such calls (a context's
- * device, a stream's capture status: several per PyTorch .item()) then go
- * straight to the driver. */
-#define GA_QUIET(cls, stream, rt) \
-    (!GA_WRITES_##cls && (stream) == GA_NOSTREAM && !(rt)->gated && !(rt)->calls)
+ * nothing for it), no call hook is armed and the gate, if one is, would let it
+ * through (ga_gate_skips). Such calls (a context's device, a stream's capture
+ * status: several per PyTorch .item() or CuPy a[k].item()) then go straight to
+ * the driver. */
+#define GA_QUIET(name, cls, stream, rt)                                   \
+    (!GA_WRITES_##cls && (stream) == GA_NOSTREAM && !(rt)->calls &&       \
+     (!(rt)->gated || ga_gate_skips((rt), GA_ID_##name)))
 
 #define GA_ENTRY(name, cls, pt, stream, params, args)                                   \
     GA_EXPORT CUresult name params                                                      \
@@ -57,7 +59,7 @@
         const ga_rt_t *rt_ = ga_rt();                                                   \
         GA_PASS_THROUGH(name, args);                                                    \
         ga_span_t span_ = ga_span_begin(GA_ID_##name);                                  \
-        if (GA_LIKELY(!rt_->per_call || GA_QUIET(cls, stream, rt_))) {                  \
+        if (GA_LIKELY(!rt_->per_call || GA_QUIET(name, cls, stream, rt_))) {            \
             CUresult r0_ = real_ args;                                                  \
             GA_NOTE_FAULT(r0_);                                                         \
             ga_span_end(&span_, r0_);                                                   \
