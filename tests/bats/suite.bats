@@ -4,7 +4,8 @@
 # variable whatever the caller set, the variants' order turns every repeat,
 # and a missing digest, an exit 77 under the library or digests that differ
 # fail the suite instead of being filed as n/a or a skip; with --confirm a
-# flag stays only where a second alternation shows it too.
+# flag stays only where a second alternation shows it too; --explain runs
+# every feature on but one, for each, on a flagged row.
 load helpers
 
 setup() {
@@ -101,6 +102,22 @@ confirm_suite() {
     has_words 'not reproduced in a second alternation'
     has_words 'first native 1.000 (1.000-1.000), defaults 1.000 (1.000-1.000), all 2.000'
     "${PYTHON3:-python3}" -c 'import json,sys,glob; r=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["rows"][0]; sys.exit(0 if r["flags"]==[] and r["unconfirmed"]==["A"] else 1)' "$T/out"
+}
+
+@test "run-suite --explain: every feature on but one names the feature that costs" {
+    # every feature on is slower unless coalescing is off
+    bench_stub 'case "$VARS" in *GPUACCEL_COALESCE=0*) R=1.0 ;; GPUACCEL=all*) R=2.0 ;; *) R=1.0 ;; esac; echo "result driver $R"; echo "digest: 0123456789abcdef"; exit 0'
+    run env PATH="$T/bin:$PATH" "${PYTHON3:-python3}" "$GA_SRC/bench/run-suite" \
+        --lib "$GA_LIB" --bin "$T/prog" --out "$T/out" --repeats 2 --pin none --explain \
+        --only driver-dtoh
+    echo "$output"
+    [ "$status" -eq 0 ]
+    n=$(grep -c '^GA_FEATURE(.*, 1)$' "$GA_SRC/src/features/features.def")
+    # the row's 4 variants, then all and all-but-each: a warm-up and two repeats each
+    [ "$(wc -l <"$T/log")" -eq $((12 + 3 * (n + 1))) ]
+    [ "$(grep -c '^lib=1 GPUACCEL=all GPUACCEL_COALESCE=0 $' "$T/log")" -eq 3 ]
+    has_words 'driver-dtoh (us): *but coalesce 1.000 (1.000-1.000), all 2.000'
+    "${PYTHON3:-python3}" -c 'import json,sys,glob; r=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["rows"][0]; e=r["explain"]; sys.exit(0 if e["all"][0]==2.0 and e["but coalesce"][0]==1.0 and e["but pool"][0]==2.0 and len(e)==int(sys.argv[2])+1 else 1)' "$T/out" "$n"
 }
 
 @test "run-suite --stop-after: no group starts after the time given, and the rest are named" {
