@@ -131,6 +131,8 @@ confirm_suite() {
     [ "$(wc -l <"$T/log")" -eq 8 ]
     has_words 'not run: driver-dtoh'
     "${PYTHON3:-python3}" -c 'import json,sys,glob; d=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0])); sys.exit(0 if d["not_run"]==["driver-dtoh"] and [r["name"] for r in d["rows"]]==["driver-ctxget"] else 1)' "$T/out"
+    # what the group took: its 8 runs of at least 0.1 s
+    "${PYTHON3:-python3}" -c 'import json,sys,glob; r=json.load(open(glob.glob(sys.argv[1]+"/*.json")[0]))["rows"][0]; sys.exit(0 if 0.8 <= r["group_seconds"] < 60 else 1)' "$T/out"
 }
 
 @test "run-suite --no-reference: the hand-written reference does not run" {
