@@ -83,7 +83,7 @@ cudart_stub() {
     stub "$B/tests/gpu/cudart_static" "$(lines 'result ok=1 sum=123' 'codes oversized_block=1 huge_alloc=2 bad_free=1')"
 }
 other_stubs() { # what compare_other_programs runs
-    stub "$B/tests/gpu/hostptr_test" "$(lines 'device-dst: sum=4162870 ok=1' 'device-src: sum=12482560 ok=1' \
+    stub "$B/tests/gpu/hostptr_test" "$(lines 'device-dst: sum=4162870 ok=1' 'device-dst-reread: sum=1389660 ok=1' 'device-src: sum=12482560 ok=1' \
         'managed: sum=4162870 ok=1' 'mapped: sum=4162870 device-view=4162870 ok=1' \
         'registered: sum=4162870 ok=1' 'zero: malloc0=0 ptr=null' 'past-end: no error ok=1')"
     stub "$B/tests/gpu/capture_test" "$(lines 'mixed ok=1' 'modes ok=1' 'ptds ok=1' 'thread ok=1' \
@@ -273,7 +273,7 @@ $body"
 gpuaccel: coalesce: hits=3 misses=1' >&2"
     gpu_script capture
     passes
-    stub "$B/tests/gpu/hostptr_test" "$(lines 'device-dst: sum=4162870 ok=1' 'device-src: sum=12482560 ok=1' \
+    stub "$B/tests/gpu/hostptr_test" "$(lines 'device-dst: sum=4162870 ok=1' 'device-dst-reread: sum=1389660 ok=1' 'device-src: sum=12482560 ok=1' \
         'managed: sum=4162870 ok=1' 'registered: sum=4162870 ok=1' 'past-end: no error ok=1')"
     gpu_script capture
     fails_with "no line 'mapped: ... ok=1'"

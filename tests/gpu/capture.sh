@@ -31,7 +31,7 @@ echo "$SHIM_ERR" | grep -q '^gpuaccel: coalesce: hits=[1-9]' || fail "coalescing
 for feature in GPUACCEL_COALESCE=1 "$ALL"; do
     SHIM_ENV=$feature
     compare_runs "$HT"
-    expect_ok device-dst: device-src: managed: mapped: registered: past-end:
+    expect_ok device-dst: device-dst-reread: device-src: managed: mapped: registered: past-end:
 done
 echo "$native_out" | grep -q 'past-end: no error' || fail "past-end reads fault natively"
 if [ -n "${GA_LIB_BEFORE:-}" ] && [ -f "$GA_LIB_BEFORE" ]; then

@@ -6,7 +6,9 @@
 // exits 1 when any check fails.
 //   device-dst   cudaMemcpy(device_dst, device_src, 4, cudaMemcpyDeviceToHost) in
 //                a loop (a STARK prover's Merkle wrapper does this), the async
-//                form plus a stream sync, and cudaMemcpyDefault
+//                form plus a stream sync, and cudaMemcpyDefault; then
+//                device-dst-reread: the destination read back from the host
+//                before and after such synchronous copies
 //   device-src   cudaMemcpy(device_dst, device_src, n, cudaMemcpyHostToDevice)
 //   managed      reads into cudaMallocManaged memory
 //   mapped       reads into cudaHostAlloc(cudaHostAllocMapped) memory, then a
@@ -78,6 +80,13 @@ static void scatter_reads(uint32_t *dst, const uint32_t *src, cudaStream_t s)
     }
 }
 
+static uint32_t read_word(const uint32_t *p)
+{
+    uint32_t v;
+    CK(cudaMemcpy(&v, p, 4, cudaMemcpyDeviceToHost));
+    return v;
+}
+
 static unsigned long long host_sum(const uint32_t *p)
 {
     unsigned long long s = 0;
@@ -112,6 +121,21 @@ int main()
     scatter_reads(dst, src, s);
     unsigned long long sum = device_sum(dst, N);
     printf("device-dst: sum=%llu ok=%d\n", sum, verdict(sum == third));
+
+    // The same destination read back from the host before and after such
+    // copies (synchronous ones alone, nothing else between): what they wrote,
+    // not what was there before (a library that keeps device memory it read
+    // must see those copies as writes).
+    CK(cudaMemset(dst, 0, N * 4));
+    unsigned long long before = 0, after = 0;
+    for (int i = 0; i < N; i += 9)
+        before += read_word(dst + i);
+    for (int i = 0; i < N; i += 9)
+        CK(cudaMemcpy(dst + i, src + i, 4, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < N; i += 9)
+        after += read_word(dst + i);
+    printf("device-dst-reread: sum=%llu ok=%d\n", after,
+           verdict(before == 0 && after == want_sum(9)));
 
     CK(cudaMemset(dst, 0, N * 4));
     CK(cudaMemcpy(dst, src, N * 4, cudaMemcpyHostToDevice)); // a device source named host

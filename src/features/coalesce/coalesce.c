@@ -187,7 +187,7 @@ static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted, 
  * window or mirror that holds them, and mirrored when read twice. */
 static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
 {
-    return rt->cfg.coalesce && dst && n && !ga_serving_off() && ga_host_memory(rt, dst, n);
+    return rt->cfg.coalesce && dst && n && !ga_serving_off();
 }
 
 /* ---- the read handlers ------------------------------------------------------ */
@@ -249,11 +249,14 @@ static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src
 
 /* The last read offered on this thread, and whether it was one to count (a
  * small device-to-host read into host memory): read_issued starts an async
- * fill only for such a read. */
+ * fill only for such a read. writes_device: the driver said its destination
+ * is not host memory (device or managed memory, legal with unified
+ * addressing), so the program's copy writes device memory although the hooks
+ * count a read as no write: read_issued moves the epoch after it. */
 static GA_TLS struct {
     CUdeviceptr src;
     size_t n;
-    bool candidate;
+    bool candidate, writes_device;
 } offered;
 
 static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
@@ -262,13 +265,23 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     bool unified;
     ga_id_t as;
     read_kind_t kind = read_kind(id, &unified, &as);
-    offered.candidate = false;
+    offered.candidate = offered.writes_device = false;
     if (!servable(rt, dst, n))
         return false;
-    ga_co_install_done();
     /* Asynchronous: served only when the stream has nothing queued (the copy
      * would have run at once and completed before the program's next sync). */
     bool idle = kind == R_SYNC || ga_co_stream_idle(rt, s, ga_entries[id].per_thread);
+    /* What dst is matters where the library may write it: a read it may serve
+     * or fill (idle), or one whose direction the driver decides. An
+     * asynchronous read behind queued work is neither (a fill at most follows
+     * the program's copy, into the library's memory), and the enqueued copy
+     * drops every window; the driver is not asked there (ICICLE-style loops
+     * allocate before each read, so its answer was never cached). */
+    if ((idle || unified) && !ga_host_memory(rt, dst, n)) {
+        offered.writes_device = true;
+        return false;
+    }
+    ga_co_install_done();
     bool noted = false, note = kind == R_SYNC && rt->cfg.coalesce_gather && n <= GA_GATHER_CELL;
     bool gather = false;
     size_t largest = window_unit(rt) > rt->cfg.coalesce_max ? window_unit(rt) : rt->cfg.coalesce_max;
@@ -303,7 +316,9 @@ static void co_read_issued(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     (void)dst;
     bool unified, candidate = offered.candidate && offered.src == src && offered.n == n;
     ga_id_t as;
-    offered.candidate = false;
+    if (offered.writes_device) /* its windows and mirrors read what the copy replaced */
+        ga_epoch_bump();
+    offered.candidate = offered.writes_device = false;
     if (candidate && r == CUDA_SUCCESS && read_kind(id, &unified, &as) == R_ASYNC &&
         worth_filling())
         ga_co_start_async_fill(rt, src, n, s, ga_entries[id].per_thread, as);

@@ -317,6 +317,47 @@ static void device_destination_to_driver(void)
     }
 }
 
+/* A read into device memory (legal with unified addressing) writes that
+ * memory: a window over the destination is not served afterwards, whichever
+ * read entry point made it. */
+static void device_destination_written(void)
+{
+    for (int async = 0; async < 2; async++) {
+        calm();
+        CUdeviceptr src = fresh(W), dst = fresh(W);
+        rd(dst);
+        CHECK(rd(dst + 4) == *stub_word(dst + 4)); /* a window over dst */
+        CUresult r = async ? ga_hook_dtoh_async(&rt, GA_ID_cuMemcpyDtoHAsync_v2,
+                                                (void *)(uintptr_t)(dst + 8), src + 16, 4, s_async)
+                           : ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, (void *)(uintptr_t)(dst + 8),
+                                          src + 16, 4);
+        if (async)
+            ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async);
+        CHECK(r == CUDA_SUCCESS && *stub_word(dst + 8) == *stub_word(src + 16) &&
+              rd(dst + 8) == *stub_word(src + 16));
+    }
+}
+
+/* An asynchronous read behind queued work is neither served nor filled into
+ * the program's memory: the driver is not asked what its destination is, even
+ * after a call that may map memory (ICICLE's MSM allocates before each read).
+ * Once the stream is idle, a read asks again. */
+static void busy_read_asks_nothing(void)
+{
+    calm();
+    CUdeviceptr d = fresh(W);
+    uint32_t v = 0;
+    ga_hooks_plain_before(&rt, true, true, GA_NOSTREAM); /* cuMemAllocAsync, say */
+    ga_hooks_plain_after(&rt, CUDA_SUCCESS, GA_NOSTREAM, false, true, true);
+    enqueue_only(s_async);
+    unsigned asked = stub_nhostq;
+    CHECK(ga_hook_dtoh_async(&rt, GA_ID_cuMemcpyDtoHAsync_v2, &v, d + 8, 4, s_async) ==
+              CUDA_SUCCESS &&
+          ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async) == CUDA_SUCCESS);
+    CHECK(v == *stub_word(d + 8) && stub_nhostq == asked);
+    CHECK(rd_async(d + 12, s_async) == *stub_word(d + 12) && stub_nhostq == asked + 1);
+}
+
 /* A loop that writes before every read: every window is wasted. After 8
  * fills without a hit the next 64 misses go straight to the driver. */
 static void writes_before_reads_back_off(void)
@@ -604,6 +645,8 @@ int main(void)
     busy_stream_never_served();
     shared_memory_never_cached();
     device_destination_to_driver();
+    device_destination_written();
+    busy_read_asks_nothing();
     writes_before_reads_back_off();
     async_fill_installed_at_sync();
     idle_syncs_answered();
