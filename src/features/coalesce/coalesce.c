@@ -181,8 +181,9 @@ static bool serve(void *dst, CUdeviceptr src, size_t n, bool note, bool *noted, 
     return ok;
 }
 
-/* A read the library may serve itself: into host memory, and not under
- * capture (a captured copy must reach the graph) or after a fault. Small ones
+/* A read the library may serve itself: not under capture (a captured copy
+ * must reach the graph) or after a fault, and into host memory (co_read asks
+ * the driver where it would write dst). Small ones
  * (up to GPUACCEL_COALESCE_MAX) fill windows; larger ones are served from a
  * window or mirror that holds them, and mirrored when read twice. */
 static bool servable(const ga_rt_t *rt, const void *dst, size_t n)
