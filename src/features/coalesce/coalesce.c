@@ -253,7 +253,8 @@ static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src
  * fill only for such a read. writes_device: the driver said its destination
  * is not host memory (device or managed memory, legal with unified
  * addressing), so the program's copy writes device memory although the hooks
- * count a read as no write: read_issued moves the epoch after it. */
+ * count a read as no write (and may mark its stream idle): read_issued notes
+ * work on the stream and moves the epoch after it. */
 static GA_TLS struct {
     CUdeviceptr src;
     size_t n;
@@ -317,8 +318,13 @@ static void co_read_issued(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     (void)dst;
     bool unified, candidate = offered.candidate && offered.src == src && offered.n == n;
     ga_id_t as;
-    if (offered.writes_device) /* its windows and mirrors read what the copy replaced */
+    if (offered.writes_device) {
+        /* A copy into device memory may return before it ends (device to
+         * device: no host synchronization), so its stream is not idle; and the
+         * windows over dst read what it replaced. */
+        ga_stream_note_work(rt, s, ga_entries[id].per_thread);
         ga_epoch_bump();
+    }
     offered.candidate = offered.writes_device = false;
     if (candidate && r == CUDA_SUCCESS && read_kind(id, &unified, &as) == R_ASYNC &&
         worth_filling())

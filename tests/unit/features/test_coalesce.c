@@ -318,8 +318,9 @@ static void device_destination_to_driver(void)
 }
 
 /* A read into device memory (legal with unified addressing) writes that
- * memory: a window over the destination is not served afterwards, whichever
- * read entry point made it. */
+ * memory, and synchronously it may return before the copy ends: a window over
+ * the destination is not served afterwards, whichever read entry point made
+ * it, and the stream is not taken as idle. */
 static void device_destination_written(void)
 {
     for (int async = 0; async < 2; async++) {
@@ -331,8 +332,12 @@ static void device_destination_written(void)
                                                 (void *)(uintptr_t)(dst + 8), src + 16, 4, s_async)
                            : ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, (void *)(uintptr_t)(dst + 8),
                                           src + 16, 4);
+        unsigned n = stub_nsyncs;
         if (async)
             ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_async);
+        else /* device to device: the copy may still run, and a sync must wait for it */
+            CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, NULL) == CUDA_SUCCESS &&
+                  stub_nsyncs == n + 1);
         CHECK(r == CUDA_SUCCESS && *stub_word(dst + 8) == *stub_word(src + 16) &&
               rd(dst + 8) == *stub_word(src + 16));
     }
