@@ -6,6 +6,7 @@
  * is issued first, so a read sees every write the program made before it. */
 #include "core/hooks.h"
 #include "hooks/dispatch.h"
+#include "tracking/memkind.h"
 #include "tracking/streams.h"
 
 static uint64_t since(uint64_t t0)
@@ -22,11 +23,17 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
     ga_flush(rt, GA_FLUSH_STREAM, NULL);
     if (!GA_SERVE(read, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, &r)) {
         /* A synchronous copy runs on the default stream after all its earlier
-         * work and returns when done: it proves that stream idle. */
-        ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+         * work and, into host memory, returns when done: it proves that stream
+         * idle. Into device memory (unified addressing: the driver says what
+         * dst is) it is a device-to-device copy, which may return before it
+         * ends: work that writes. */
+        bool pt = ga_entries[id].per_thread;
+        ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
         r = GA_REAL(rt, id, cuMemcpyDtoH_v2)(dstHost, srcDevice, ByteCount);
-        if (r == CUDA_SUCCESS)
+        if (r == CUDA_SUCCESS && m.st && ga_host_memory(rt, dstHost, ByteCount))
             ga_stream_mark_idle(m);
+        else if (r == CUDA_SUCCESS)
+            ga_data_end(rt, r, GA_DEFSTREAM, pt);
         GA_EACH(read_issued, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, r);
     }
     GA_EACH(copy_done, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount, since(t0), r);

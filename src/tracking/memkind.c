@@ -51,13 +51,14 @@ bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n)
     uintptr_t a = (uintptr_t)p, last = a + n - 1;
     if (!p || !n || last < a)
         return false;
-    uint64_t epoch = rt->epochs ? ga_map_epoch_read() : 0;
-    for (unsigned i = 0; rt->epochs && i < SEEN; i++)
+    bool cached = rt->epochs || rt->track; /* the map epoch moves (ga_writes_bump) */
+    uint64_t epoch = cached ? ga_map_epoch_read() : 0;
+    for (unsigned i = 0; cached && i < SEEN; i++)
         if (seen[i].epoch == epoch && a >= seen[i].lo && last < seen[i].hi)
             return true;
     if (!host_byte(rt, a) || (last / PAGE != a / PAGE && !host_byte(rt, last)))
         return false;
-    if (rt->epochs) {
+    if (cached) {
         unsigned i = seen_next++ % SEEN;
         seen[i].lo = a & ~(uintptr_t)(PAGE - 1);
         seen[i].hi = (last | (PAGE - 1)) + 1;

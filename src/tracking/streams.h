@@ -73,11 +73,10 @@ void ga_stream_note_work(const ga_rt_t *rt, CUstream h, bool per_thread);
  * kept when no feature reads it (rt->epochs, rt->track). */
 static inline void ga_writes_bump(const ga_rt_t *rt, bool writes, bool maps)
 {
-    if (rt->epochs && writes) {
+    if (rt->epochs && writes)
         ga_epoch_bump();
-        if (maps)
-            ga_map_epoch_bump();
-    }
+    if ((rt->epochs || rt->track) && writes && maps) /* memkind.c's answers */
+        ga_map_epoch_bump();
 }
 
 static inline void ga_work_end_as(const ga_rt_t *rt, CUresult r, CUstream s, bool per_thread,

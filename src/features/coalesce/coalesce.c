@@ -250,15 +250,11 @@ static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src
 
 /* The last read offered on this thread, and whether it was one to count (a
  * small device-to-host read into host memory): read_issued starts an async
- * fill only for such a read. writes_device: the driver said its destination
- * is not host memory (device or managed memory, legal with unified
- * addressing), so the program's copy writes device memory although the hooks
- * count a read as no write (and may mark its stream idle): read_issued notes
- * work on the stream and moves the epoch after it. */
+ * fill only for such a read. */
 static GA_TLS struct {
     CUdeviceptr src;
     size_t n;
-    bool candidate, writes_device;
+    bool candidate;
 } offered;
 
 static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
@@ -267,7 +263,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     bool unified;
     ga_id_t as;
     read_kind_t kind = read_kind(id, &unified, &as);
-    offered.candidate = offered.writes_device = false;
+    offered.candidate = false;
     if (!servable(rt, dst, n))
         return false;
     /* Asynchronous: served only when the stream has nothing queued (the copy
@@ -278,11 +274,10 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
      * asynchronous read behind queued work is neither (a fill at most follows
      * the program's copy, into the library's memory), and the enqueued copy
      * drops every window; the driver is not asked there (ICICLE-style loops
-     * allocate before each read, so its answer was never cached). */
-    if ((idle || unified) && !ga_host_memory(rt, dst, n)) {
-        offered.writes_device = true;
+     * allocate before each read, so its answer was never cached). A copy
+     * into device memory is the hooks' to count as a write. */
+    if ((idle || unified) && !ga_host_memory(rt, dst, n))
         return false;
-    }
     ga_co_install_done();
     bool noted = false, note = kind == R_SYNC && rt->cfg.coalesce_gather && n <= GA_GATHER_CELL;
     bool gather = false;
@@ -318,14 +313,7 @@ static void co_read_issued(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     (void)dst;
     bool unified, candidate = offered.candidate && offered.src == src && offered.n == n;
     ga_id_t as;
-    if (offered.writes_device) {
-        /* A copy into device memory may return before it ends (device to
-         * device: no host synchronization), so its stream is not idle; and the
-         * windows over dst read what it replaced. */
-        ga_stream_note_work(rt, s, ga_entries[id].per_thread);
-        ga_epoch_bump();
-    }
-    offered.candidate = offered.writes_device = false;
+    offered.candidate = false;
     if (candidate && r == CUDA_SUCCESS && read_kind(id, &unified, &as) == R_ASYNC &&
         worth_filling())
         ga_co_start_async_fill(rt, src, n, s, ga_entries[id].per_thread, as);

@@ -343,6 +343,26 @@ static void device_destination_written(void)
     }
 }
 
+/* The same with coalescing off: the hooks alone take a synchronous read into
+ * device memory as work on the default stream (the pool's and the page-locked
+ * cache's fences trust an idle mark), and one into host memory as proof that
+ * the stream is idle. */
+static void device_destination_busy(void)
+{
+    CUdeviceptr src = fresh(W), dst = fresh(W);
+    uint32_t v;
+    rt.cfg.coalesce = false;
+    CHECK(ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, NULL) == CUDA_SUCCESS);
+    ga_stream_t *st = ga_stream_get(&rt, NULL, false);
+    bool idle_before = st && !ga_stream_busy(st);
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, (void *)(uintptr_t)dst, src, 4) ==
+          CUDA_SUCCESS);
+    bool busy = st && ga_stream_busy(st);
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, &v, src, 4) == CUDA_SUCCESS);
+    CHECK(idle_before && busy && !ga_stream_busy(st) && v == *stub_word(src));
+    rt.cfg.coalesce = true;
+}
+
 /* An asynchronous read behind queued work is neither served nor filled into
  * the program's memory: the driver is not asked what its destination is, even
  * after a call that may map memory (ICICLE's MSM allocates before each read).
@@ -651,6 +671,7 @@ int main(void)
     shared_memory_never_cached();
     device_destination_to_driver();
     device_destination_written();
+    device_destination_busy();
     busy_read_asks_nothing();
     writes_before_reads_back_off();
     async_fill_installed_at_sync();
