@@ -20,9 +20,10 @@
 
 extern _Atomic uint64_t ga_epoch;
 extern _Atomic uint64_t ga_work_seq; /* calls that enqueued work on any stream */
-/* Calls that may map or unmap memory: every call that moves the epoch but a
- * launch or a copy, which write memory and map none (memkind.c's cache of
- * host ranges lives across them). */
+/* Calls that may map or unmap memory: every call that writes memory but a
+ * launch or a copy, which map none (memkind.c's cache of host ranges lives
+ * across them). Moved while epochs are kept or streams tracked (the copy
+ * hooks ask memkind.c whether a read's destination is host memory). */
 extern _Atomic uint64_t ga_map_epoch;
 
 static inline void ga_epoch_bump(void)
