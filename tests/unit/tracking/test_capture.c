@@ -152,12 +152,22 @@ static void memkind(ga_rt_t *rt)
     CHECK(!ga_host_memory(rt, NULL, 4) && !ga_host_memory(rt, host, 0));
     /* a range whose last byte is device memory */
     CHECK(!ga_host_memory(rt, device_range - 8, 16));
-    /* without epochs nothing is cached */
-    rt->epochs = false;
+    /* streams tracked without epochs (the defaults): the answer is kept too,
+     * and a call that maps memory still moves the map epoch */
+    bool track = rt->track;
+    rt->epochs = false, rt->track = true;
+    ga_work_begin(rt, true);
+    q = attr_queries;
+    CHECK(ga_host_memory(rt, host + 8, 4) && ga_host_memory(rt, host + 8, 4));
+    CHECK(attr_queries == q + 1);
+    ga_work_begin(rt, true);
+    CHECK(ga_host_memory(rt, host + 8, 4) && attr_queries == q + 2);
+    /* neither: nothing is kept */
+    rt->track = false;
     q = attr_queries;
     CHECK(ga_host_memory(rt, host + 8, 4) && ga_host_memory(rt, host + 8, 4));
     CHECK(attr_queries == q + 2);
-    rt->epochs = true;
+    rt->epochs = true, rt->track = track;
 }
 
 int main(void)
