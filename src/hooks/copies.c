@@ -30,10 +30,12 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
         bool pt = ga_entries[id].per_thread;
         ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
         r = GA_REAL(rt, id, cuMemcpyDtoH_v2)(dstHost, srcDevice, ByteCount);
-        if (r == CUDA_SUCCESS && m.st && ga_host_memory(rt, dstHost, ByteCount))
-            ga_stream_mark_idle(m);
-        else if (r == CUDA_SUCCESS)
-            ga_data_end(rt, r, GA_DEFSTREAM, pt);
+        if (r == CUDA_SUCCESS) {
+            if (m.st && ga_host_memory(rt, dstHost, ByteCount))
+                ga_stream_mark_idle(m);
+            else
+                ga_data_end(rt, r, GA_DEFSTREAM, pt);
+        }
         GA_EACH(read_issued, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, r);
     }
     GA_EACH(copy_done, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount, since(t0), r);

@@ -51,7 +51,7 @@ bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n)
     uintptr_t a = (uintptr_t)p, last = a + n - 1;
     if (!p || !n || last < a)
         return false;
-    bool cached = rt->epochs || rt->track; /* the map epoch moves (ga_writes_bump) */
+    bool cached = ga_map_epoch_kept(rt);
     uint64_t epoch = cached ? ga_map_epoch_read() : 0;
     for (unsigned i = 0; cached && i < SEEN; i++)
         if (seen[i].epoch == epoch && a >= seen[i].lo && last < seen[i].hi)

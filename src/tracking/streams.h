@@ -22,8 +22,7 @@ extern _Atomic uint64_t ga_epoch;
 extern _Atomic uint64_t ga_work_seq; /* calls that enqueued work on any stream */
 /* Calls that may map or unmap memory: every call that writes memory but a
  * launch or a copy, which map none (memkind.c's cache of host ranges lives
- * across them). Moved while epochs are kept or streams tracked (the copy
- * hooks ask memkind.c whether a read's destination is host memory). */
+ * across them). Moved while ga_map_epoch_kept. */
 extern _Atomic uint64_t ga_map_epoch;
 
 static inline void ga_epoch_bump(void)
@@ -34,6 +33,13 @@ static inline void ga_epoch_bump(void)
 static inline void ga_map_epoch_bump(void)
 {
     atomic_fetch_add_explicit(&ga_map_epoch, 1, memory_order_acq_rel);
+}
+
+/* Whether the map epoch moves: epochs kept (coalescing) or streams tracked
+ * (the copy hooks ask memkind.c about a read's destination). */
+static inline bool ga_map_epoch_kept(const ga_rt_t *rt)
+{
+    return rt->epochs || rt->track;
 }
 
 static inline uint64_t ga_map_epoch_read(void)
@@ -76,7 +82,7 @@ static inline void ga_writes_bump(const ga_rt_t *rt, bool writes, bool maps)
 {
     if (rt->epochs && writes)
         ga_epoch_bump();
-    if ((rt->epochs || rt->track) && writes && maps) /* memkind.c's answers */
+    if (writes && maps && ga_map_epoch_kept(rt))
         ga_map_epoch_bump();
 }
 
