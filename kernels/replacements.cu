@@ -3,3 +3,4 @@
  * Owns: nothing of its own; each included file owns its kernels. */
 #include "prover_kernels.cu" /* the bundled prover's */
 #include "stwo_kernels.cu"   /* NethermindEth/stwo-gpu's */
+#include "risc0_kernels.cu"  /* RISC Zero's */

@@ -1,16 +1,18 @@
-/* stwo_kernels.cu - replacements for NethermindEth/stwo-gpu's out-of-domain
- * evaluation kernels (cuda/src/poly/eval_at_point.cu, commit 0d37a99), built
- * into the fatbin the library embeds beside prover_kernels.cu.
+/* stwo_kernels.cu - replacements for NethermindEth/stwo-gpu's kernels (commit
+ * 0d37a99): the out-of-domain evaluation (cuda/src/poly/eval_at_point.cu)
+ * and the batched circle FFT's layers and rescale (rfft.cu, ifft.cu,
+ * utils.cu), built into the fatbin the library embeds beside
+ * prover_kernels.cu.
  *
- * Owns: ga_stwo_eval_first_pass and ga_stwo_eval_second_pass, with exactly
- * the parameter lists of eval_at_point_first_pass and _second_pass, and the
+ * Owns: ga_stwo_eval_first_pass, ga_stwo_eval_second_pass and
+ * ga_stwo_batch_*, each with exactly its original's parameter list, and the
  * M31 / CM31 / QM31 arithmetic they need, written here to the letter of
  * stwo-gpu's cuda/src/fields.cu (read, not copied: each function below
  * performs the same 64-bit integer operations, so it returns the same word
  * for every input, canonical or not).
  * Must never: change an output word for any launch stwo-gpu makes, nor write
- * a word the original does not (kernels/verify.cu loads the original from
- * the program that carries it and compares bit for bit).
+ * a word the original does not (kernels/verify_public.cu loads the original
+ * from the program that carries it and compares bit for bit).
  *
  * What the originals do. eval_at_point(coeffs, n, x, y) folds n coefficients
  * with log2(n) factors f (the point's doubled x-coordinates): level 1 makes
@@ -36,6 +38,8 @@
  * as stwo-gpu launches them (256 threads; a block folds 2 * 256 values). */
 #include <stdint.h>
 
+#include "grid.cuh"
+
 namespace ga_stwo {
 
 typedef uint32_t m31;
@@ -54,6 +58,12 @@ __device__ __forceinline__ m31 mul(m31 a, m31 b)
     uint64_t w = v + (v >> 31);
     uint64_t u = v + (w >> 31);
     return (m31)(u & GA_M31_P);
+}
+
+/* fields.cu's neg: P - a in 32 bits. */
+__device__ __forceinline__ m31 neg(m31 a)
+{
+    return (m31)(GA_M31_P - a);
 }
 
 /* fields.cu's add: min(sum, sum - P) over 64 bits, truncated to 32. */
@@ -204,4 +214,194 @@ ga_stwo_eval_second_pass(ga_stwo::qm31 *temp, ga_stwo::qm31 *factors, int level_
     v = fold_block(v, pairs, factors, factor_offset - 1);
     if (t == 0)
         temp[output_offset + blockIdx.x] = v;
+}
+
+/* ---- the batched circle FFT (cuda/src/poly/rfft.cu, ifft.cu, utils.cu) ----
+ *
+ * The originals run one radix-2 layer a launch over every column: blockIdx.x
+ * picks the column, blockIdx.y and threadIdx.x the butterfly, and each
+ * butterfly costs stwo-gpu's out-of-line add, sub and mul (and get_twiddle,
+ * itself a call). The replacements are grid=any: a work item is up to four
+ * butterflies of one column whose words lie side by side (the circle layers'
+ * pairs (2i, 2i + 1); the line layers' l, l + 1, ... at idx0 and at idx1), read
+ * and written as 16-byte vectors where the column is 16-byte aligned, each
+ * butterfly the original's expression inline. Each word is written by one
+ * butterfly, from the words the original's reads, with the original's twiddle:
+ * the same words. Tails and unaligned columns take the scalar path. */
+
+namespace ga_stwo {
+
+/* utils.cu's get_twiddle: the circle layer's twiddle of butterfly i. */
+__device__ __forceinline__ m31 circle_twiddle(const m31 *tw, uint32_t i)
+{
+    uint32_t k = i >> 2;
+    switch (i & 3u) {
+    case 0: return tw[2 * k + 1];
+    case 1: return neg(tw[2 * k + 1]);
+    case 2: return neg(tw[2 * k]);
+    default: return tw[2 * k];
+    }
+}
+
+/* rfft's butterfly (evaluation) and ifft's (interpolation), on x[a], x[b]. */
+__device__ __forceinline__ void rfft_fly(m31 &a, m31 &b, m31 t)
+{
+    m31 v0 = a, temp = mul(b, t);
+    a = add(v0, temp);
+    b = sub(v0, temp);
+}
+
+__device__ __forceinline__ void ifft_fly(m31 &a, m31 &b, m31 t)
+{
+    m31 v0 = a, v1 = b;
+    a = add(v0, v1);
+    b = mul(sub(v0, v1), t);
+}
+
+template <bool INVERSE>
+__device__ __forceinline__ void fly(m31 &a, m31 &b, m31 t)
+{
+    INVERSE ? ifft_fly(a, b, t) : rfft_fly(a, b, t);
+}
+
+__device__ __forceinline__ uint4 load4(const m31 *p)
+{
+    return *(const uint4 *)p;
+}
+
+__device__ __forceinline__ void store4(m31 *p, uint4 v)
+{
+    *(uint4 *)p = v;
+}
+
+/* A circle layer: butterflies i < n of column c on (2i, 2i + 1), twiddle
+ * circle_twiddle(tw, i); items of two butterflies (four words). */
+template <bool INVERSE>
+__device__ __forceinline__ void circle_layer(m31 *const *values, const m31 *tw, uint32_t cols,
+                                             uint32_t n)
+{
+    const uint64_t per_col = (n + 1) / 2, items = per_col * cols;
+    for (uint64_t it = ga_gid(); it < items; it += ga_gstride()) {
+        m31 *col = values[it / per_col];
+        uint32_t i = (uint32_t)(it % per_col) * 2;
+        if (i + 1 < n && ga_aligned16(col + 2 * i)) {
+            uint4 v = load4(col + 2 * i);
+            m31 t0 = circle_twiddle(tw, i), t1 = circle_twiddle(tw, i + 1);
+            fly<INVERSE>(v.x, v.y, t0), fly<INVERSE>(v.z, v.w, t1);
+            store4(col + 2 * i, v);
+            continue;
+        }
+        for (uint32_t j = i; j < i + 2 && j < n; j++) {
+            m31 a = col[2 * j], b = col[2 * j + 1], t = circle_twiddle(tw, j);
+            fly<INVERSE>(a, b, t);
+            col[2 * j] = a, col[2 * j + 1] = b;
+        }
+    }
+}
+
+/* A line layer: butterfly idx < n of column c on idx0 = (h << (layer + 1)) + l
+ * and idx0 + 2^layer, h = idx >> layer, l its low bits, twiddle tw[h]; items of
+ * four butterflies (one h when 2^layer >= 4; two when 2^layer is 2: one
+ * 16-byte vector holds both pairs). */
+template <bool INVERSE>
+__device__ __forceinline__ void line_layer(m31 *const *values, const m31 *tw, uint32_t cols,
+                                           uint32_t n, uint32_t layer)
+{
+    const uint32_t np = 1u << layer;
+    const uint64_t per_col = (n + 3) / 4, items = per_col * cols;
+    for (uint64_t it = ga_gid(); it < items; it += ga_gstride()) {
+        m31 *col = values[it / per_col];
+        const uint32_t idx = (uint32_t)(it % per_col) * 4;
+        const uint32_t h = idx >> layer, l = idx & (np - 1);
+        const uint32_t i0 = (h << (layer + 1)) + l, i1 = i0 + np;
+        if (idx + 3 < n && np >= 4 && ga_aligned16(col + i0) && ga_aligned16(col + i1)) {
+            uint4 a = load4(col + i0), b = load4(col + i1);
+            m31 t = tw[h];
+            fly<INVERSE>(a.x, b.x, t), fly<INVERSE>(a.y, b.y, t);
+            fly<INVERSE>(a.z, b.z, t), fly<INVERSE>(a.w, b.w, t);
+            store4(col + i0, a), store4(col + i1, b);
+            continue;
+        }
+        if (idx + 3 < n && np == 2 && ga_aligned16(col + i0) && ga_aligned16(col + i0 + 4)) {
+            /* idx .. idx + 3: h and h + 1, each the pairs (4h, 4h + 2), (4h + 1, 4h + 3) */
+            uint4 v = load4(col + i0), w = load4(col + i0 + 4);
+            m31 t0 = tw[h], t1 = tw[h + 1];
+            fly<INVERSE>(v.x, v.z, t0), fly<INVERSE>(v.y, v.w, t0);
+            fly<INVERSE>(w.x, w.z, t1), fly<INVERSE>(w.y, w.w, t1);
+            store4(col + i0, v), store4(col + i0 + 4, w);
+            continue;
+        }
+        for (uint32_t k = idx; k < idx + 4 && k < n; k++) {
+            uint32_t hk = k >> layer, j0 = (hk << (layer + 1)) + (k & (np - 1)), j1 = j0 + np;
+            m31 a = col[j0], b = col[j1], t = tw[hk];
+            fly<INVERSE>(a, b, t);
+            col[j0] = a, col[j1] = b;
+        }
+    }
+}
+
+/* The originals' bounds: columns below a positive count, butterflies below
+ * rows / 2 (an int shifted: rows <= 1 leaves none). */
+__device__ __forceinline__ uint32_t count_of(int v)
+{
+    return v > 0 ? (uint32_t)v : 0u;
+}
+
+} /* namespace ga_stwo */
+
+/* batch_rfft_circle_part and batch_ifft_circle_part(m31 **values,
+ * m31 *inverse_twiddles_tree, int columns, int number_of_rows): the same
+ * parameters (ifft's third is named values_size, and counts columns too). */
+#define GA_STWO_CIRCLE_KERNEL(name, inverse)                                                   \
+    extern "C" __global__ void __launch_bounds__(1024)                                          \
+    name(uint32_t **values, uint32_t *twiddles, int columns, int number_of_rows)               \
+    {                                                                                           \
+        ga_stwo::circle_layer<inverse>(values, twiddles, ga_stwo::count_of(columns),            \
+                                       ga_stwo::count_of(number_of_rows >> 1));                 \
+    }
+GA_STWO_CIRCLE_KERNEL(ga_stwo_batch_rfft_circle_part, false)
+GA_STWO_CIRCLE_KERNEL(ga_stwo_batch_ifft_circle_part, true)
+
+/* batch_rfft_line_part(m31 **values, m31 *inverse_twiddles_tree, int number_of_columns,
+ *                      int number_of_rows, int layer_domain_offset, int layer) */
+extern "C" __global__ void __launch_bounds__(1024)
+ga_stwo_batch_rfft_line_part(uint32_t **values, uint32_t *twiddles, int number_of_columns,
+                             int number_of_rows, int layer_domain_offset, int layer)
+{
+    ga_stwo::line_layer<false>(values, twiddles + layer_domain_offset,
+                               ga_stwo::count_of(number_of_columns),
+                               ga_stwo::count_of(number_of_rows >> 1), (uint32_t)layer);
+}
+
+/* batch_ifft_line_part(m31 **values, m31 *twiddles, int values_size,
+ *                      int number_of_rows, int layer) */
+extern "C" __global__ void __launch_bounds__(1024)
+ga_stwo_batch_ifft_line_part(uint32_t **values, uint32_t *twiddles, int values_size,
+                             int number_of_rows, int layer)
+{
+    ga_stwo::line_layer<true>(values, twiddles, ga_stwo::count_of(values_size),
+                              ga_stwo::count_of(number_of_rows >> 1), (uint32_t)layer);
+}
+
+/* batch_rescale(m31 **values, int values_size, int number_of_rows, m31 factor):
+ * every word times factor, four a 16-byte vector. */
+extern "C" __global__ void __launch_bounds__(1024)
+ga_stwo_batch_rescale(uint32_t **values, int values_size, int number_of_rows, uint32_t factor)
+{
+    using namespace ga_stwo;
+    const uint32_t cols = count_of(values_size), n = count_of(number_of_rows);
+    const uint64_t per_col = (n + 3) / 4, items = per_col * cols;
+    for (uint64_t it = ga_gid(); it < items; it += ga_gstride()) {
+        m31 *col = values[it / per_col];
+        const uint32_t i = (uint32_t)(it % per_col) * 4;
+        if (i + 3 < n && ga_aligned16(col + i)) {
+            uint4 v = load4(col + i);
+            v.x = mul(v.x, factor), v.y = mul(v.y, factor), v.z = mul(v.z, factor),
+            v.w = mul(v.w, factor);
+            store4(col + i, v);
+            continue;
+        }
+        for (uint32_t k = i; k < i + 4 && k < n; k++)
+            col[k] = mul(col[k], factor);
+    }
 }

@@ -39,7 +39,8 @@
 #define HARNESS_NAME "verify_public"
 #include "harness.cuh"
 
-#include "stwo_kernels.cu" /* the replacements */
+#include "risc0_kernels.cu" /* the replacements */
+#include "stwo_kernels.cu"
 
 /* ---- basics --------------------------------------------------------------- */
 
@@ -65,6 +66,14 @@ static uint32_t rand_word(Rng &r)
     return (uint32_t)(x >> 32);
 }
 
+static std::vector<uint32_t> rand_words(Rng &r, size_t n)
+{
+    std::vector<uint32_t> v(n);
+    for (uint32_t &w : v)
+        w = rand_word(r);
+    return v;
+}
+
 /* ---- the originals, from the program's .nv_fatbin ------------------------- */
 
 /* Each fatbin in the section starts with this header (the layout
@@ -85,6 +94,16 @@ struct Program {
                 return f;
         }
         return NULL;
+    }
+    /* Every name's kernel into *fns[i]; false, saying which is missing, if any is. */
+    bool find_all(const char *path, const char *const *names, CUfunction *const *fns, int n) const
+    {
+        for (int i = 0; i < n; i++)
+            if (!(*fns[i] = find(names[i]))) {
+                fprintf(stderr, "verify_public: %s: no kernel %s\n", path, names[i]);
+                return false;
+            }
+        return true;
     }
 };
 
@@ -186,8 +205,14 @@ struct Opts {
     uint64_t seed;
 };
 
+/* One timed line: what ran, the kernel it stands for in the summary (empty:
+ * none), original and replacement microseconds. */
+struct TimeRow {
+    std::string what, kernel;
+    double orig_us, repl_us;
+};
 struct Timing {
-    std::vector<std::pair<std::string, std::pair<double, double>>> rows; /* name, (orig, repl) us */
+    std::vector<TimeRow> rows;
 };
 
 /* ---- stwo-gpu: eval_at_point (cuda/src/poly/eval_at_point.cu) ---------------- */
@@ -271,11 +296,7 @@ static Timing check_stwo_eval(const Opts &o, Rng &r, const EvalFns &orig)
     for (int log_n = 1; log_n <= top; log_n++) {
         for (int rep = 0; rep < (log_n <= 12 ? 3 : 1); rep++) {
             EvalPlan p = eval_plan(1 << log_n);
-            std::vector<uint32_t> c((size_t)p.n), f((size_t)p.log_n * 4);
-            for (uint32_t &w : c)
-                w = rand_word(r);
-            for (uint32_t &w : f)
-                w = rand_word(r);
+            std::vector<uint32_t> c = rand_words(r, (size_t)p.n), f = rand_words(r, (size_t)p.log_n * 4);
             /* the coefficients may sit anywhere in a column buffer: 4-byte
              * offsets take the replacement's unaligned load */
             size_t off = rep == 1 ? 1 : 0;
@@ -298,8 +319,10 @@ static Timing check_stwo_eval(const Opts &o, Rng &r, const EvalFns &orig)
                 double fr = median_us([&] { run_eval(one, dc, tb, df, NULL); }, 15);
                 double ao = median_us([&] { run_eval(p, dc, ta, df, &orig); }, 15);
                 double ar = median_us([&] { run_eval(p, dc, tb, df, NULL); }, 15);
-                t.rows.push_back({"first pass, n=2^" + std::to_string(log_n), {fo, fr}});
-                t.rows.push_back({"all passes, n=2^" + std::to_string(log_n), {ao, ar}});
+                std::string n = "n=2^" + std::to_string(log_n);
+                t.rows.push_back({"first pass, " + n, log_n == 20 ? "eval_at_point_first_pass" : "",
+                                  fo, fr});
+                t.rows.push_back({"all passes, " + n, "", ao, ar});
             }
             for (uint32_t *d : {dc, df, ta, tb})
                 CK(cudaFree(d));
@@ -309,21 +332,322 @@ static Timing check_stwo_eval(const Opts &o, Rng &r, const EvalFns &orig)
     if (o.timing) {
         EvalPlan p = eval_plan(1 << 20);
         size_t tw = (size_t)p.temp_size * 4;
-        std::vector<uint32_t> init(tw), f((size_t)p.log_n * 4);
-        for (uint32_t &w : init)
-            w = rand_word(r);
-        for (uint32_t &w : f)
-            w = rand_word(r);
+        std::vector<uint32_t> init = rand_words(r, tw), f = rand_words(r, (size_t)p.log_n * 4);
         uint32_t *ta = dev_buffer(init, tw, POISON_A), *df = dev_buffer(f, f.size(), POISON_A);
         EvalPlan two = p;
         two.steps.erase(two.steps.begin());
         two.steps.resize(1);
         double so = median_us([&] { run_eval(two, NULL, ta, df, &orig); }, 15);
         double sr = median_us([&] { run_eval(two, NULL, ta, df, NULL); }, 15);
-        t.rows.push_back({"second pass (" + std::to_string(two.steps[0].a) + " values)", {so, sr}});
+        t.rows.push_back({"second pass (" + std::to_string(two.steps[0].a) + " values)",
+                          "eval_at_point_second_pass", so, sr});
         CK(cudaFree(ta));
         CK(cudaFree(df));
     }
+    return t;
+}
+
+/* ---- stwo-gpu: the batched circle FFT (cuda/src/poly/rfft.cu, ifft.cu) --------- */
+
+enum { RCIRCLE, RLINE, ICIRCLE, ILINE, RESCALE, FFT_KERNELS };
+static const char *const FFT_NAMES[FFT_KERNELS] = {
+    "_Z22batch_rfft_circle_partPPjS_ii", "_Z20batch_rfft_line_partPPjS_iiii",
+    "_Z22batch_ifft_circle_partPPjS_ii", "_Z20batch_ifft_line_partPPjS_iii",
+    "_Z13batch_rescalePPjiij"};
+static const char *const FFT_SHORT[FFT_KERNELS] = {
+    "batch_rfft_circle_part", "batch_rfft_line_part", "batch_ifft_circle_part",
+    "batch_ifft_line_part", "batch_rescale"};
+
+struct FftFns {
+    CUfunction fn[FFT_KERNELS];
+};
+
+/* One launch: kernel k, the twiddles it is given, its scalar arguments after
+ * the column count and row count (line layers: offset and layer, or layer;
+ * rescale: the factor), and stwo's grid: (columns, blocks) of 1024 threads. */
+struct FftStep {
+    int k;
+    uint32_t *tw;
+    int x, y;
+    unsigned blocks;
+};
+
+/* stwo-gpu's interpolate_columns, then evaluate_columns, on `cols` columns of
+ * `rows` words (the host code's loops, with the twiddle tree's base `tw`). */
+static std::vector<FftStep> fft_plan(uint32_t *tw, int rows, uint32_t factor)
+{
+    std::vector<FftStep> p;
+    int log_rows = 0;
+    while ((1 << (log_rows + 1)) <= rows)
+        log_rows++;
+    unsigned blocks = (unsigned)(((rows >> 1) + 1023) / 1024);
+    p.push_back({ICIRCLE, tw, 0, 0, blocks});
+    for (int i = 1, size = rows >> 1, off = 0; i < log_rows; i++) {
+        p.push_back({ILINE, tw + off, i, 0, blocks});
+        size >>= 1;
+        off += size;
+    }
+    p.push_back({RESCALE, NULL, (int)factor, 0, (unsigned)((rows + 1023) / 1024)});
+    for (int i = log_rows - 1, size = 1, off = (rows >> 1) - 2; i > 0; i--) {
+        p.push_back({RLINE, tw, off, i, blocks});
+        size <<= 1;
+        off -= size;
+    }
+    p.push_back({RCIRCLE, tw, 0, 0, blocks});
+    return p;
+}
+
+/* Runs the steps: the originals with stwo's grid (orig), or the replacements
+ * with stwo's grid (geo NULL) or the given one. */
+static void fft_run(const std::vector<FftStep> &steps, uint32_t **cols, int ncols, int rows,
+                    const FftFns *orig, const dim3 *geo)
+{
+    for (const FftStep &s : steps) {
+        dim3 grid = geo ? geo[0] : dim3(ncols, s.blocks), block = geo ? geo[1] : dim3(1024);
+        uint32_t factor = (uint32_t)s.x;
+        if (orig) {
+            void *tw = s.tw;
+            void *args[6];
+            int n = 0;
+            args[n++] = &cols;
+            if (s.k != RESCALE)
+                args[n++] = &tw;
+            args[n++] = &ncols, args[n++] = &rows;
+            if (s.k == RLINE)
+                args[n++] = (void *)&s.x, args[n++] = (void *)&s.y;
+            else if (s.k == ILINE)
+                args[n++] = (void *)&s.x;
+            else if (s.k == RESCALE)
+                args[n++] = &factor;
+            CU(cuLaunchKernel(orig->fn[s.k], ncols, s.blocks, 1, 1024, 1, 1, 0, 0, args, NULL));
+            continue;
+        }
+        switch (s.k) {
+        case RCIRCLE: ga_stwo_batch_rfft_circle_part<<<grid, block>>>(cols, s.tw, ncols, rows); break;
+        case RLINE: ga_stwo_batch_rfft_line_part<<<grid, block>>>(cols, s.tw, ncols, rows, s.x, s.y); break;
+        case ICIRCLE: ga_stwo_batch_ifft_circle_part<<<grid, block>>>(cols, s.tw, ncols, rows); break;
+        case ILINE: ga_stwo_batch_ifft_line_part<<<grid, block>>>(cols, s.tw, ncols, rows, s.x); break;
+        default: ga_stwo_batch_rescale<<<grid, block>>>(cols, ncols, rows, factor); break;
+        }
+    }
+    CK(cudaGetLastError());
+}
+
+/* The columns of one run: each its own allocation (plus a leading word when
+ * shifted, so the column is 4 bytes off 16-byte alignment) and the device
+ * array of their pointers. */
+struct Columns {
+    std::vector<uint32_t *> base;
+    uint32_t **dev;
+};
+
+static Columns make_columns(const std::vector<std::vector<uint32_t>> &init, bool shifted,
+                            uint32_t poison)
+{
+    Columns c;
+    std::vector<uint32_t *> ptrs;
+    for (const std::vector<uint32_t> &v : init) {
+        std::vector<uint32_t> w(shifted ? 1 : 0, 0x0badf00du);
+        w.insert(w.end(), v.begin(), v.end());
+        c.base.push_back(dev_buffer(w, w.size(), poison));
+        ptrs.push_back(c.base.back() + (shifted ? 1 : 0));
+    }
+    CK(cudaMalloc(&c.dev, ptrs.size() * sizeof(uint32_t *)));
+    CK(cudaMemcpy(c.dev, ptrs.data(), ptrs.size() * sizeof(uint32_t *), cudaMemcpyHostToDevice));
+    return c;
+}
+
+static void free_columns(Columns &c)
+{
+    for (uint32_t *p : c.base)
+        CK(cudaFree(p));
+    CK(cudaFree(c.dev));
+}
+
+/* Random columns (init) and a twiddle tree for `rows` rows, the tree on the
+ * device (every index the plan's layers reach lies below 2 * rows). */
+static uint32_t *fft_inputs(Rng &r, int ncols, int rows, std::vector<std::vector<uint32_t>> &init)
+{
+    init.clear();
+    for (int c = 0; c < ncols; c++)
+        init.push_back(rand_words(r, (size_t)rows));
+    std::vector<uint32_t> tw = rand_words(r, 2 * (size_t)rows + 8);
+    return dev_buffer(tw, tw.size(), POISON_A);
+}
+
+/* The library's configuration for a grid=any replacement (kernels.c's
+ * choose_config): 256-thread blocks, as many as are resident at once. */
+static dim3 any_grid(const void *fn, const cudaDeviceProp &prop)
+{
+    int per_sm = 1;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, 256, 0));
+    return dim3((unsigned)(per_sm * prop.multiProcessorCount));
+}
+
+static Timing check_stwo_fft(const Opts &o, Rng &r, const FftFns &orig, const cudaDeviceProp &prop)
+{
+    Timing t;
+    const int top = o.quick ? 16 : 21;
+    /* the configurations a grid=any replacement may get: stwo's own, the
+     * library's, one small block, 2-D and 3-D shapes */
+    const dim3 lib[2] = {any_grid((const void *)ga_stwo_batch_rfft_line_part, prop), dim3(256)};
+    const dim3 tiny[2] = {dim3(1), dim3(64)}, odd[2] = {dim3(3, 2, 1), dim3(8, 4, 2)};
+    const dim3 *geos[] = {NULL, lib, tiny, odd};
+    const char *geo_names[] = {"stwo's grid", "the library's grid", "one 64-thread block",
+                               "a 3-D grid of 3-D blocks"};
+    for (int log_rows = 1; log_rows <= top; log_rows++) {
+        const int rows = 1 << log_rows, ncols = log_rows <= 12 ? 3 : 2;
+        for (int g = 0; g < 4; g++) {
+            if (g == 2 && log_rows > 14)
+                continue; /* one block: slow at large sizes, and the same code */
+            bool shifted = g == 3;
+            std::vector<std::vector<uint32_t>> init;
+            uint32_t *dtw = fft_inputs(r, ncols, rows, init);
+            std::vector<FftStep> plan = fft_plan(dtw, rows, rand_word(r));
+            Columns a = make_columns(init, shifted, POISON_A), b = make_columns(init, shifted, POISON_B);
+            fft_run(plan, a.dev, ncols, rows, &orig, NULL);
+            fft_run(plan, b.dev, ncols, rows, NULL, geos[g]);
+            CK(cudaDeviceSynchronize());
+            for (int c = 0; c < ncols; c++) {
+                char desc[128];
+                snprintf(desc, sizeof desc, "rows=2^%d, column %d of %d%s, %s", log_rows, c, ncols,
+                         shifted ? " (4 bytes off alignment)" : "", geo_names[g]);
+                same_words("batched FFT", desc, a.base[c], b.base[c], (size_t)rows + shifted);
+            }
+            free_columns(a);
+            free_columns(b);
+            CK(cudaFree(dtw));
+        }
+    }
+    if (!o.timing)
+        return t;
+    /* each kernel alone over 8 columns of 2^20 rows: the original with stwo's
+     * grid, the replacement with the library's; the line layers all together */
+    const int rows = 1 << 20, ncols = 8;
+    std::vector<std::vector<uint32_t>> init;
+    uint32_t *dtw = fft_inputs(r, ncols, rows, init);
+    Columns a = make_columns(init, false, POISON_A);
+    std::vector<FftStep> plan = fft_plan(dtw, rows, rand_word(r));
+    for (int k = 0; k < FFT_KERNELS; k++) {
+        std::vector<FftStep> only;
+        for (const FftStep &s : plan)
+            if (s.k == k)
+                only.push_back(s);
+        dim3 geo[2] = {lib[0], lib[1]};
+        double to = median_us([&] { fft_run(only, a.dev, ncols, rows, &orig, NULL); }, 9);
+        double tr = median_us([&] { fft_run(only, a.dev, ncols, rows, NULL, geo); }, 9);
+        std::string what = std::string(FFT_SHORT[k]) +
+                           (only.size() > 1 ? " (" + std::to_string(only.size()) + " layers)" : "");
+        t.rows.push_back({what, FFT_SHORT[k], to, tr});
+    }
+    dim3 geo[2] = {lib[0], lib[1]};
+    double to = median_us([&] { fft_run(plan, a.dev, ncols, rows, &orig, NULL); }, 9);
+    double tr = median_us([&] { fft_run(plan, a.dev, ncols, rows, NULL, geo); }, 9);
+    t.rows.push_back({"interpolate + evaluate, 8 x 2^20", "", to, tr});
+    free_columns(a);
+    CK(cudaFree(dtw));
+    return t;
+}
+
+/* ---- RISC Zero: the SHA-256 Merkle kernels (risc0/sys/kernels/zkp/cuda/sha.cu) -- */
+
+struct ShaFns {
+    CUfunction rows, fold;
+};
+
+/* One launch of sha_rows (fold false: out, in, count, colSize) or sha_fold
+ * (out, in, count), `block` threads a block as RISC Zero's getSimpleConfig
+ * gives (256) or another, the original or the replacement. */
+static void sha_launch(bool fold, const ShaFns *orig, unsigned block, uint32_t *out,
+                       const uint32_t *in, uint32_t count, uint32_t cols)
+{
+    unsigned grid = (count + block - 1) / block;
+    if (!grid)
+        return;
+    if (orig) {
+        void *po = out, *pi = (void *)in;
+        void *args[4] = {&po, &pi, &count, &cols};
+        CU(cuLaunchKernel(fold ? orig->fold : orig->rows, grid, 1, 1, block, 1, 1, 0, 0, args, NULL));
+    } else if (fold) {
+        ga_risc0_sha_fold<<<grid, block>>>(out, in, count);
+    } else {
+        ga_risc0_sha_rows<<<grid, block>>>(out, in, count, cols);
+    }
+    CK(cudaGetLastError());
+}
+
+static Timing check_risc0_sha(const Opts &o, Rng &r, const ShaFns &orig)
+{
+    Timing t;
+    const uint32_t counts[] = {1, 7, 255, 256, 1000, 4099};
+    const uint32_t colss[] = {0, 1, 15, 16, 17, 31, 32, 33, 64, 100};
+    const unsigned blocks[] = {256, 96, 1024};
+    for (uint32_t count : counts)
+        for (uint32_t cols : colss) {
+            if (o.quick && cols > 33)
+                continue;
+            unsigned block = blocks[(count + cols) % 3];
+            size_t off = (count + cols) % 5 == 0; /* 4 bytes off: the scalar stores */
+            std::vector<uint32_t> m = rand_words(r, (size_t)count * cols);
+            uint32_t *dm = dev_buffer(m, m.size(), POISON_A);
+            size_t len = off + (size_t)count * 8;
+            uint32_t *a = dev_buffer({}, len, POISON_A), *b = dev_buffer({}, len, POISON_B);
+            sha_launch(false, &orig, block, a + off, dm, count, cols);
+            sha_launch(false, NULL, block, b + off, dm, count, cols);
+            CK(cudaDeviceSynchronize());
+            char desc[96];
+            snprintf(desc, sizeof desc, "count=%u, colSize=%u, %u-thread blocks%s", count, cols,
+                     block, off ? ", 4 bytes off" : "");
+            if (off) { /* the word before the digests: written by neither */
+                uint32_t lead[2];
+                CK(cudaMemcpy(&lead[0], a, 4, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(&lead[1], b, 4, cudaMemcpyDeviceToHost));
+                if (lead[0] != POISON_A || lead[1] != POISON_B) {
+                    g_failures++;
+                    printf("MISMATCH sha_rows [%s]: the word before the output written\n", desc);
+                }
+            }
+            same_words("sha_rows", desc, a + off, b + off, len - off);
+            for (uint32_t *d : {dm, a, b})
+                CK(cudaFree(d));
+        }
+    for (uint32_t count : {1u, 2u, 255u, 1000u, 65536u}) {
+        for (size_t off : {(size_t)0, (size_t)1}) {
+            std::vector<uint32_t> in = rand_words(r, off + (size_t)count * 16);
+            uint32_t *di = dev_buffer(in, in.size(), POISON_A);
+            size_t len = (size_t)count * 8;
+            uint32_t *a = dev_buffer({}, len, POISON_A), *b = dev_buffer({}, len, POISON_B);
+            sha_launch(true, &orig, 256, a, di + off, count, 0);
+            sha_launch(true, NULL, 256, b, di + off, count, 0);
+            CK(cudaDeviceSynchronize());
+            char desc[64];
+            snprintf(desc, sizeof desc, "count=%u%s", count, off ? ", input 4 bytes off" : "");
+            same_words("sha_fold", desc, a, b, len);
+            for (uint32_t *d : {di, a, b})
+                CK(cudaFree(d));
+        }
+    }
+    if (!o.timing)
+        return t;
+    /* rows of a 2^20-row LDE (16 and 64 columns), and a fold of 2^20 digests */
+    const uint32_t count = 1u << 20;
+    for (uint32_t cols : {16u, 64u}) {
+        std::vector<uint32_t> m = rand_words(r, (size_t)count * cols);
+        uint32_t *dm = dev_buffer(m, m.size(), POISON_A), *out = dev_buffer({}, (size_t)count * 8, 0);
+        double to = median_us([&] { sha_launch(false, &orig, 256, out, dm, count, cols); }, 9);
+        double tr = median_us([&] { sha_launch(false, NULL, 256, out, dm, count, cols); }, 9);
+        t.rows.push_back({"sha_rows, 2^20 rows of " + std::to_string(cols),
+                          cols == 16 ? "sha_rows" : "", to, tr});
+        CK(cudaFree(dm));
+        CK(cudaFree(out));
+    }
+    std::vector<uint32_t> in = rand_words(r, (size_t)count * 16);
+    uint32_t *di = dev_buffer(in, in.size(), POISON_A), *out = dev_buffer({}, (size_t)count * 8, 0);
+    double to = median_us([&] { sha_launch(true, &orig, 256, out, di, count, 0); }, 9);
+    double tr = median_us([&] { sha_launch(true, NULL, 256, out, di, count, 0); }, 9);
+    t.rows.push_back({"sha_fold, 2^20 pairs", "sha_fold", to, tr});
+    CK(cudaFree(di));
+    CK(cudaFree(out));
     return t;
 }
 
@@ -332,9 +656,10 @@ static Timing check_stwo_eval(const Opts &o, Rng &r, const EvalFns &orig)
 int main(int argc, char **argv)
 {
     Opts o = {false, true, 0};
-    const char *stwo = NULL;
+    const char *stwo = NULL, *risc0 = NULL;
     bool seeded = false;
     static const struct option longopts[] = {{"stwo", required_argument, NULL, 's'},
+                                             {"risc0", required_argument, NULL, 'r'},
                                              {"quick", no_argument, NULL, 'q'},
                                              {"no-timing", no_argument, NULL, 'n'},
                                              {"seed", required_argument, NULL, 'S'},
@@ -343,13 +668,15 @@ int main(int argc, char **argv)
     for (int c; (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1;) {
         switch (c) {
         case 's': stwo = optarg; break;
+        case 'r': risc0 = optarg; break;
         case 'q': o.quick = true; break;
         case 'n': o.timing = false; break;
         case 'S': o.seed = strtoull(optarg, NULL, 0), seeded = true; break;
         case 'h':
-            printf("usage: verify_public --stwo PROGRAM [--quick] [--seed S] [--no-timing]\n"
-                   "  PROGRAM: the program (or library) whose stwo-gpu kernels the table's\n"
-                   "  code= identities name (gpuaccel kernels ids PROGRAM)\n"
+            printf("usage: verify_public [--stwo PROGRAM] [--risc0 PROGRAM] [--quick] [--seed S]\n"
+                   "                     [--no-timing]\n"
+                   "  PROGRAM: the program (or library) whose stwo-gpu or RISC Zero kernels\n"
+                   "  the table's code= identities name (gpuaccel kernels ids PROGRAM)\n"
                    "exit: 0 all identical, 1 mismatch or CUDA error, 2 bad option, 77 no GPU\n");
             return 0;
         default: return 2; /* getopt_long said what was wrong */
@@ -359,9 +686,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "verify_public: unexpected argument '%s' (see --help)\n", argv[optind]);
         return 2;
     }
-    if (!stwo) {
-        fprintf(stderr, "verify_public: --stwo PROGRAM: expected the program that carries the "
-                        "originals\n");
+    if (!stwo && !risc0) {
+        fprintf(stderr, "verify_public: expected --stwo PROGRAM or --risc0 PROGRAM (the program "
+                        "that carries the originals)\n");
         return 2;
     }
     int devices = 0;
@@ -377,32 +704,60 @@ int main(int argc, char **argv)
     printf("verify_public: device %s (sm_%d%d), seed 0x%016" PRIx64 "%s\n", prop.name, prop.major,
            prop.minor, o.seed, o.quick ? ", quick" : "");
 
-    Program prog;
-    if (!load_program(stwo, prog))
-        return 2;
-    EvalFns ev = {prog.find("_Z24eval_at_point_first_passPjP4qm31S1_iii"),
-                  prog.find("_Z25eval_at_point_second_passP4qm31S0_iiii")};
-    if (!ev.first || !ev.second) {
-        fprintf(stderr, "verify_public: %s: no eval_at_point_first_pass/_second_pass\n", stwo);
-        return 2;
+    struct Group {
+        const char *name;
+        std::function<Timing(Rng &)> fn;
+    };
+    std::vector<Group> groups;
+    Program sp, rp;
+    EvalFns ev;
+    FftFns fft;
+    ShaFns sha;
+    if (stwo) {
+        const char *names[] = {"_Z24eval_at_point_first_passPjP4qm31S1_iii",
+                               "_Z25eval_at_point_second_passP4qm31S0_iiii"};
+        CUfunction *fns[] = {&ev.first, &ev.second};
+        if (!load_program(stwo, sp) || !sp.find_all(stwo, names, fns, 2))
+            return 2;
+        CUfunction *ffns[FFT_KERNELS];
+        for (int k = 0; k < FFT_KERNELS; k++)
+            ffns[k] = &fft.fn[k];
+        if (!sp.find_all(stwo, FFT_NAMES, ffns, FFT_KERNELS))
+            return 2;
+        groups.push_back({"eval_at_point (stwo-gpu)", [&](Rng &rg) { return check_stwo_eval(o, rg, ev); }});
+        groups.push_back({"batched circle FFT (stwo-gpu)",
+                          [&](Rng &rg) { return check_stwo_fft(o, rg, fft, prop); }});
     }
-    Rng r(mix64(o.seed));
-    printf("eval_at_point (stwo-gpu):\n");
-    Timing t = check_stwo_eval(o, r, ev);
-    bool ok = g_failures == 0;
-    printf("  %ld comparisons, %s\n", g_cases, ok ? "all identical" : "MISMATCH");
-    for (auto &row : t.rows)
-        printf("  %-32s original %8.2f us, replacement %8.2f us, speedup %.2fx\n",
-               row.first.c_str(), row.second.first, row.second.second,
-               row.second.first / row.second.second);
-    for (auto &row : t.rows)
-        if (row.first.rfind("first pass, n=2^20", 0) == 0 || row.first.rfind("second pass", 0) == 0)
-            printf("verify %s %s speedup=%.2f\n",
-                   row.first.rfind("first", 0) == 0 ? "eval_at_point_first_pass"
-                                                   : "eval_at_point_second_pass",
-                   ok ? "ok" : "MISMATCH", row.second.first / row.second.second);
-    if (!o.timing)
-        printf("verify eval_at_point %s\n", ok ? "ok" : "MISMATCH");
+    if (risc0) {
+        const char *names[] = {"_Z8sha_rowsP9ShaDigestPK2Fpjj", "_Z8sha_foldP9ShaDigestPKS_j"};
+        CUfunction *fns[] = {&sha.rows, &sha.fold};
+        if (!load_program(risc0, rp) || !rp.find_all(risc0, names, fns, 2))
+            return 2;
+        groups.push_back({"SHA-256 Merkle rows and folds (RISC Zero)",
+                          [&](Rng &rg) { return check_risc0_sha(o, rg, sha); }});
+    }
+    std::vector<std::string> summary;
+    int k = 0;
+    for (const Group &g : groups) {
+        Rng r(mix64(o.seed + (uint64_t)++k * 0x632BE59BD9B4E019ull));
+        int fail0 = g_failures;
+        long cases0 = g_cases;
+        printf("%s:\n", g.name);
+        Timing t = g.fn(r);
+        bool ok = g_failures == fail0;
+        printf("  %ld comparisons, %s\n", g_cases - cases0, ok ? "all identical" : "MISMATCH");
+        for (const TimeRow &row : t.rows) {
+            printf("  %-36s original %9.2f us, replacement %9.2f us, speedup %.2fx\n",
+                   row.what.c_str(), row.orig_us, row.repl_us, row.orig_us / row.repl_us);
+            if (!row.kernel.empty())
+                summary.push_back("verify " + row.kernel + (ok ? " ok" : " MISMATCH") + " speedup=" +
+                                  std::to_string(row.orig_us / row.repl_us).substr(0, 4));
+        }
+        if (!o.timing)
+            summary.push_back(std::string("verify ") + g.name + (ok ? " ok" : " MISMATCH"));
+    }
+    for (const std::string &line : summary)
+        printf("%s\n", line.c_str());
     printf("%ld comparisons, %d mismatched\n", g_cases, g_failures);
     return g_failures ? 1 : 0;
 }

@@ -20,14 +20,15 @@ setup() {
     grep -v '^#' "$GA_SRC/kernels/table.txt" | awk 'NF && !/ code=/ {print $1, $2, $3}' >"$T/bundled"
 }
 
-# The PTX parameter list of a mangled name: pointers (Pj, PKj, P4qm31 and the
-# substitutions S_, S0_ ..., which in the table's names are pointers) and
+# The PTX parameter list of a mangled name: pointers (P, PK or PP before j,
+# a class the table names (4qm31, 9ShaDigest, 2Fp) or a substitution S_,
+# S0_ ...; a bare substitution is a pointer too in the table's names) and
 # 32-bit words (j, i).
 params_of() {
     local m=${1#_Z} len
     len=${m%%[!0-9]*}
     m=${m#"$len"}
-    echo "${m:$len}" | sed 's/P4qm31/ .u64/g; s/S[0-9]*_/ .u64/g; s/PK*j/ .u64/g; s/[ij]/ .u32/g'
+    echo "${m:$len}" | sed 's/P[PK]*\(4qm31\|9ShaDigest\|2Fp\|S[0-9]*_\|j\)/ .u64/g; s/S[0-9]*_/ .u64/g; s/[ij]/ .u32/g'
 }
 
 # ptx MUL ADD [replacements]: a kernel for every shipped row (named as the

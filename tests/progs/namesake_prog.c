@@ -41,6 +41,13 @@ static const struct {
     {"_Z15combine_columnsPKjPjjjj", 2, 3}, {"_Z8fri_foldPKjPjjjjj", 2, 4},
     {"_Z24eval_at_point_first_passPjP4qm31S1_iii", 3, 3},
     {"_Z25eval_at_point_second_passP4qm31S0_iiii", 2, 4},
+    {"_Z22batch_rfft_circle_partPPjS_ii", 2, 2},
+    {"_Z20batch_rfft_line_partPPjS_iiii", 2, 4},
+    {"_Z22batch_ifft_circle_partPPjS_ii", 2, 2},
+    {"_Z20batch_ifft_line_partPPjS_iii", 2, 3},
+    {"_Z13batch_rescalePPjiij", 1, 3},
+    {"_Z8sha_rowsP9ShaDigestPK2Fpjj", 2, 2},
+    {"_Z8sha_foldP9ShaDigestPKS_j", 2, 1},
 };
 
 static char *read_all(const char *path)
@@ -105,7 +112,7 @@ int main(int argc, char **argv)
             host[i] = i * 2654435761u + (uint32_t)k;
         CK(cuMemcpyHtoD(in, host, sizeof host));
         CK(cuMemcpyHtoD(out, host, sizeof host));
-        uint32_t words[4] = {N, 7 + (uint32_t)k, 11, 13};
+        uint32_t words[4] = {N, 7 + (uint32_t)k, 11 + 5 * (uint32_t)k, 13 + 17 * (uint32_t)k};
         void *args[8];
         unsigned a = 0;
         args[a++] = &in;
