@@ -1,11 +1,12 @@
 /* stwo_kernels.cu - replacements for NethermindEth/stwo-gpu's kernels (commit
- * 0d37a99): the out-of-domain evaluation (cuda/src/poly/eval_at_point.cu)
- * and the batched circle FFT's layers and rescale (rfft.cu, ifft.cu,
- * utils.cu), built into the fatbin the library embeds beside
- * prover_kernels.cu.
+ * 0d37a99): the out-of-domain evaluation (cuda/src/poly/eval_at_point.cu),
+ * the batched circle FFT's layers and rescale (rfft.cu, ifft.cu, utils.cu)
+ * and the quotient accumulation (quotients.cu), built into the fatbin the
+ * library embeds beside prover_kernels.cu.
  *
- * Owns: ga_stwo_eval_first_pass, ga_stwo_eval_second_pass and
- * ga_stwo_batch_*, each with exactly its original's parameter list, and the
+ * Owns: ga_stwo_eval_first_pass, ga_stwo_eval_second_pass, ga_stwo_batch_*
+ * and ga_stwo_accumulate_quotients, each with exactly its original's
+ * parameter list, and the
  * M31 / CM31 / QM31 arithmetic they need, written here to the letter of
  * stwo-gpu's cuda/src/fields.cu (read, not copied: each function below
  * performs the same 64-bit integer operations, so it returns the same word
@@ -404,4 +405,163 @@ ga_stwo_batch_rescale(uint32_t **values, int values_size, int number_of_rows, ui
         for (uint32_t k = i; k < i + 4 && k < n; k++)
             col[k] = mul(col[k], factor);
     }
+}
+
+/* ---- the quotients (cuda/src/quotients.cu, include/point.cuh) ------------
+ *
+ * accumulate_quotients_in_gpu computes, for each row of the extended domain,
+ * the domain point (the circle generator to a power: point_pow's 31 squarings
+ * and multiplications), one CM31 inverse per sample batch (an M31 inverse:
+ * 37 products), and the batches' numerators over their columns; every M31
+ * operation of it is a call in stwo-gpu's -rdc build. The replacement runs the
+ * same operations in the same order inline, computing each batch's
+ * denominator inverse where it is used (and storing it where the original
+ * does: the buffer is the original's output too). */
+
+namespace ga_stwo {
+
+struct point {
+    m31 x, y;
+};
+
+/* quotients.cu's column_sample_batch, as laid out in memory. */
+struct sample_batch {
+    qm31 px, py; /* secure_field_point */
+    uint32_t *columns;
+    qm31 *values;
+    uint32_t size;
+};
+
+__device__ __forceinline__ cm31 mul_by_scalar(cm31 x, m31 s)
+{
+    return {mul(x.a, s), mul(x.b, s)};
+}
+
+__device__ __forceinline__ qm31 mul_by_scalar(qm31 x, m31 s)
+{
+    return {mul_by_scalar(x.a, s), mul_by_scalar(x.b, s)};
+}
+
+__device__ __forceinline__ qm31 sub(qm31 x, qm31 y)
+{
+    return {sub(x.a, y.a), sub(x.b, y.b)};
+}
+
+/* fields.cu's mul(qm31, cm31): each half times the CM31 value. */
+__device__ __forceinline__ qm31 mul(qm31 x, cm31 y)
+{
+    return {mul(x.a, y), mul(x.b, y)};
+}
+
+/* fields.cu's pow_to_power_of_two and inv (M31, then CM31). */
+__device__ __forceinline__ m31 sqn(int n, m31 t)
+{
+    for (int i = 0; i < n; i++)
+        t = mul(t, t);
+    return t;
+}
+
+__device__ __forceinline__ m31 inv(m31 t)
+{
+    m31 t0 = mul(sqn(2, t), t);
+    m31 t1 = mul(sqn(1, t0), t0);
+    m31 t2 = mul(sqn(3, t1), t0);
+    m31 t3 = mul(sqn(1, t2), t0);
+    m31 t4 = mul(sqn(8, t3), t3);
+    m31 t5 = mul(sqn(8, t4), t3);
+    return mul(sqn(7, t5), t2);
+}
+
+__device__ __forceinline__ cm31 inv(cm31 t)
+{
+    m31 factor = inv(add(mul(t.a, t.a), mul(t.b, t.b)));
+    return {mul(t.a, factor), mul(neg(t.b), factor)};
+}
+
+/* point.cuh's point_mul and point_pow. */
+__device__ __forceinline__ point point_mul(point p1, point p2)
+{
+    return {sub(mul(p1.x, p2.x), mul(p1.y, p2.y)), add(mul(p1.x, p2.y), mul(p1.y, p2.x))};
+}
+
+__device__ __forceinline__ point point_pow(point p, int exponent)
+{
+    point result = {1, 0};
+    while (exponent > 0) {
+        if (exponent & 1)
+            result = point_mul(p, result);
+        p = point_mul(p, p);
+        exponent >>= 1;
+    }
+    return result;
+}
+
+/* quotients.cu's domain_at_index: the circle generator (2, 1268011823) to
+ * the coset's index, the second half mirrored. */
+__device__ __forceinline__ point domain_at(uint32_t first, uint32_t step, uint32_t index,
+                                           uint32_t domain_size)
+{
+    const point gen = {2, 1268011823};
+    uint32_t half = domain_size >> 1;
+    if (index < half) {
+        uint64_t g = (uint64_t)first + (uint64_t)step * (uint64_t)index;
+        return point_pow(gen, (int)(uint32_t)(g & 0x7fffffffu));
+    }
+    uint64_t g = (uint64_t)first + (uint64_t)step * (uint64_t)(index - half);
+    return point_pow(gen, (int)(uint32_t)((2147483648ull - g) & 0x7fffffffu));
+}
+
+/* quotients.cu's denominator_inverse for one batch. */
+__device__ __forceinline__ cm31 denominator_inverse(const sample_batch &b, point d)
+{
+    cm31 first = {sub(b.px.a.a, d.x), b.px.a.b};
+    cm31 second = {sub(b.py.a.a, d.y), b.py.a.b};
+    return inv(sub(mul(first, b.py.b), mul(second, b.px.b)));
+}
+
+} /* namespace ga_stwo */
+
+/* accumulate_quotients_in_gpu(uint32_t half_coset_initial_index,
+ *   uint32_t half_coset_step_size, uint32_t domain_size, int domain_log_size,
+ *   m31 **columns, uint32_t number_of_columns, qm31 random_coefficient,
+ *   column_sample_batch *sample_batches, uint32_t sample_size,
+ *   uint32_t *result_column_0 .. _3, qm31 *flattened_line_coeffs,
+ *   uint32_t *line_coeffs_sizes, qm31 *batch_random_coeffs,
+ *   cm31 *denominator_inverses); grid=program: row = the thread's index. */
+extern "C" __global__ void __launch_bounds__(1024)
+ga_stwo_accumulate_quotients(uint32_t first, uint32_t step, uint32_t domain_size,
+                             int domain_log_size, uint32_t **columns, uint32_t number_of_columns,
+                             ga_stwo::qm31 random_coefficient, ga_stwo::sample_batch *batches,
+                             uint32_t sample_size, uint32_t *out0, uint32_t *out1, uint32_t *out2,
+                             uint32_t *out3, ga_stwo::qm31 *line_coeffs, uint32_t *line_coeffs_sizes,
+                             ga_stwo::qm31 *batch_random_coeffs, ga_stwo::cm31 *denominator_inverses)
+{
+    using namespace ga_stwo;
+    (void)number_of_columns, (void)random_coefficient; /* unused by the original too */
+    int row = threadIdx.x + blockDim.x * blockIdx.x;
+    if (!((uint32_t)row < domain_size)) /* the original's int-to-unsigned comparison */
+        return;
+    cm31 *den = &denominator_inverses[(uint32_t)row * sample_size];
+    uint32_t index = __brev((uint32_t)row) >> (32 - domain_log_size);
+    point d = domain_at(first, step, index, domain_size);
+    qm31 acc = {{0, 0}, {0, 0}};
+    int offset = 0;
+    for (uint32_t i = 0; i < sample_size; i++) {
+        const sample_batch &b = batches[i];
+        cm31 di = denominator_inverse(b, d);
+        den[i] = di;
+        const qm31 *lc = &line_coeffs[offset * 3];
+        int n = (int)line_coeffs_sizes[i];
+        qm31 numerator = {{0, 0}, {0, 0}};
+        for (int j = 0; j < n; j++) {
+            qm31 a = lc[3 * j], bb = lc[3 * j + 1], c = lc[3 * j + 2];
+            uint32_t col = b.columns[j];
+            qm31 linear = add(mul_by_scalar(a, d.y), bb);
+            qm31 value = mul_by_scalar(c, columns[col][row]);
+            numerator = add(numerator, sub(value, linear));
+        }
+        acc = add(mul(acc, batch_random_coeffs[i]), mul(numerator, di));
+        offset += n;
+    }
+    out0[row] = acc.a.a, out1[row] = acc.a.b, out2[row] = acc.b.a, out3[row] = acc.b.b;
 }

@@ -549,6 +549,142 @@ static Timing check_stwo_fft(const Opts &o, Rng &r, const FftFns &orig, const cu
     return t;
 }
 
+/* ---- stwo-gpu: the quotient accumulation (cuda/src/quotients.cu) ---------------- */
+
+static const char *const QUOT_NAME =
+    "_Z27accumulate_quotients_in_gpujjjiPPjj4qm31P19column_sample_batchjS_S_S_S_PS1_S_S4_P4cm31";
+
+/* The inputs of one launch, on the device: columns, sample batches (their
+ * point and column indexes; the values pointer, which the kernel never reads,
+ * left null), line coefficients, batch coefficients. */
+struct QuotInputs {
+    int domain, log_domain, ncols;
+    uint32_t first, step, nbatches;
+    std::vector<uint32_t *> cols;
+    uint32_t **dcols, *dbatches, *dsizes, *dlines, *dbatch_coeffs;
+    std::vector<uint32_t *> idx_bufs;
+};
+
+static QuotInputs quot_inputs(Rng &r, int domain, int log_domain, int ncols,
+                              const std::vector<uint32_t> &sizes)
+{
+    QuotInputs q;
+    q.domain = domain, q.log_domain = log_domain, q.ncols = ncols;
+    q.first = rand_word(r), q.step = rand_word(r), q.nbatches = (uint32_t)sizes.size();
+    for (int c = 0; c < ncols; c++)
+        q.cols.push_back(dev_buffer(rand_words(r, (size_t)domain), (size_t)domain, POISON_A));
+    CK(cudaMalloc(&q.dcols, ncols * sizeof(uint32_t *)));
+    CK(cudaMemcpy(q.dcols, q.cols.data(), ncols * sizeof(uint32_t *), cudaMemcpyHostToDevice));
+    std::vector<ga_stwo::sample_batch> b(sizes.size());
+    size_t lines = 0;
+    for (size_t i = 0; i < sizes.size(); i++) {
+        std::vector<uint32_t> p = rand_words(r, 8), idx(sizes[i]);
+        memcpy(&b[i].px, p.data(), 32);
+        for (uint32_t &x : idx)
+            x = (uint32_t)(r.next() % (uint64_t)ncols);
+        q.idx_bufs.push_back(dev_buffer(idx, idx.size(), POISON_A));
+        b[i].columns = q.idx_bufs.back(), b[i].values = NULL, b[i].size = sizes[i];
+        lines += sizes[i];
+    }
+    CK(cudaMalloc(&q.dbatches, b.size() * sizeof b[0]));
+    CK(cudaMemcpy(q.dbatches, b.data(), b.size() * sizeof b[0], cudaMemcpyHostToDevice));
+    q.dsizes = dev_buffer(sizes, sizes.size(), POISON_A);
+    q.dlines = dev_buffer(rand_words(r, lines * 3 * 4), lines * 3 * 4, POISON_A);
+    q.dbatch_coeffs = dev_buffer(rand_words(r, sizes.size() * 4), sizes.size() * 4, POISON_A);
+    return q;
+}
+
+static void free_quot(QuotInputs &q)
+{
+    for (uint32_t *p : q.cols)
+        CK(cudaFree(p));
+    for (uint32_t *p : q.idx_bufs)
+        CK(cudaFree(p));
+    for (void *p : {(void *)q.dcols, (void *)q.dbatches, (void *)q.dsizes, (void *)q.dlines,
+                    (void *)q.dbatch_coeffs})
+        CK(cudaFree(p));
+}
+
+/* One launch into out[0..3] (domain words each) and den (2 words a batch a
+ * row): stwo's 512-thread blocks, or `block`. */
+static void quot_run(const QuotInputs &q, CUfunction orig, unsigned block, uint32_t *const out[4],
+                     uint32_t *den)
+{
+    unsigned grid = (unsigned)((q.domain + block - 1) / block);
+    uint32_t domain = (uint32_t)q.domain, ncols = (uint32_t)q.ncols, nb = q.nbatches;
+    int log_domain = q.log_domain;
+    ga_stwo::qm31 rc = {{1, 2}, {3, 4}}; /* random_coefficient: the kernel never reads it */
+    if (orig) {
+        void *pc = q.dcols, *pb = q.dbatches, *o0 = out[0], *o1 = out[1], *o2 = out[2],
+             *o3 = out[3], *pl = q.dlines, *ps = q.dsizes, *pbc = q.dbatch_coeffs, *pd = den;
+        uint32_t first = q.first, step = q.step;
+        void *args[17] = {&first, &step, &domain, &log_domain, &pc, &ncols, &rc, &pb, &nb,
+                          &o0, &o1, &o2, &o3, &pl, &ps, &pbc, &pd};
+        CU(cuLaunchKernel(orig, grid, 1, 1, block, 1, 1, 0, 0, args, NULL));
+    } else {
+        ga_stwo_accumulate_quotients<<<grid, block>>>(
+            q.first, q.step, domain, log_domain, q.dcols, ncols, rc,
+            (ga_stwo::sample_batch *)q.dbatches, nb, out[0], out[1], out[2], out[3],
+            (ga_stwo::qm31 *)q.dlines, q.dsizes, (ga_stwo::qm31 *)q.dbatch_coeffs,
+            (ga_stwo::cm31 *)den);
+    }
+    CK(cudaGetLastError());
+}
+
+static Timing check_stwo_quotients(const Opts &o, Rng &r, CUfunction orig)
+{
+    Timing t;
+    struct Case {
+        int domain, log_domain, ncols;
+        std::vector<uint32_t> sizes;
+    };
+    std::vector<Case> cases = {{1, 0, 1, {1}},          {7, 3, 2, {2}},
+                               {512, 9, 3, {1, 2}},     {1000, 10, 4, {3, 1, 4}},
+                               {4096, 12, 8, {8}},      {65536, 16, 8, {4, 4}},
+                               {1 << 18, 18, 4, {2, 1}}};
+    for (const Case &c : cases)
+        for (unsigned block : {512u, 256u}) {
+            QuotInputs q = quot_inputs(r, c.domain, c.log_domain, c.ncols, c.sizes);
+            size_t dwords = (size_t)c.domain * c.sizes.size() * 2;
+            uint32_t *a[4], *b[4];
+            for (int k = 0; k < 4; k++)
+                a[k] = dev_buffer({}, (size_t)c.domain, POISON_A),
+                b[k] = dev_buffer({}, (size_t)c.domain, POISON_B);
+            uint32_t *da = dev_buffer({}, dwords, POISON_A), *db = dev_buffer({}, dwords, POISON_B);
+            quot_run(q, orig, block, a, da);
+            quot_run(q, NULL, block, b, db);
+            CK(cudaDeviceSynchronize());
+            char desc[96];
+            snprintf(desc, sizeof desc, "domain %d, %d columns, %zu batches, %u-thread blocks",
+                     c.domain, c.ncols, c.sizes.size(), block);
+            for (int k = 0; k < 4; k++)
+                same_words("accumulate_quotients", desc, a[k], b[k], (size_t)c.domain);
+            same_words("accumulate_quotients (denominator inverses)", desc, da, db, dwords);
+            for (int k = 0; k < 4; k++)
+                CK(cudaFree(a[k])), CK(cudaFree(b[k]));
+            CK(cudaFree(da));
+            CK(cudaFree(db));
+            free_quot(q);
+            if (o.quick && c.domain >= 4096)
+                break;
+        }
+    if (!o.timing)
+        return t;
+    /* the corpus proof's shape: the extended domain of 2^21 rows, 8 columns, one batch */
+    QuotInputs q = quot_inputs(r, 1 << 21, 21, 8, {8});
+    uint32_t *out[4], *den = dev_buffer({}, (size_t)2 << 21, 0);
+    for (int k = 0; k < 4; k++)
+        out[k] = dev_buffer({}, (size_t)1 << 21, 0);
+    double to = median_us([&] { quot_run(q, orig, 512, out, den); }, 9);
+    double tr = median_us([&] { quot_run(q, NULL, 512, out, den); }, 9);
+    t.rows.push_back({"accumulate_quotients, 2^21 rows x 8", "accumulate_quotients_in_gpu", to, tr});
+    for (int k = 0; k < 4; k++)
+        CK(cudaFree(out[k]));
+    CK(cudaFree(den));
+    free_quot(q);
+    return t;
+}
+
 /* ---- RISC Zero: the SHA-256 Merkle kernels (risc0/sys/kernels/zkp/cuda/sha.cu) -- */
 
 struct ShaFns {
@@ -719,14 +855,17 @@ int main(int argc, char **argv)
         CUfunction *fns[] = {&ev.first, &ev.second};
         if (!load_program(stwo, sp) || !sp.find_all(stwo, names, fns, 2))
             return 2;
-        CUfunction *ffns[FFT_KERNELS];
+        CUfunction *ffns[FFT_KERNELS], quot = NULL, *qfn[1] = {&quot};
         for (int k = 0; k < FFT_KERNELS; k++)
             ffns[k] = &fft.fn[k];
-        if (!sp.find_all(stwo, FFT_NAMES, ffns, FFT_KERNELS))
+        if (!sp.find_all(stwo, FFT_NAMES, ffns, FFT_KERNELS) ||
+            !sp.find_all(stwo, &QUOT_NAME, qfn, 1))
             return 2;
         groups.push_back({"eval_at_point (stwo-gpu)", [&](Rng &rg) { return check_stwo_eval(o, rg, ev); }});
         groups.push_back({"batched circle FFT (stwo-gpu)",
                           [&](Rng &rg) { return check_stwo_fft(o, rg, fft, prop); }});
+        groups.push_back({"quotient accumulation (stwo-gpu)",
+                          [&, quot](Rng &rg) { return check_stwo_quotients(o, rg, quot); }});
     }
     if (risc0) {
         const char *names[] = {"_Z8sha_rowsP9ShaDigestPK2Fpjj", "_Z8sha_foldP9ShaDigestPKS_j"};

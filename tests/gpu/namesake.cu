@@ -187,6 +187,35 @@ __global__ void sha_fold(ShaDigest *out, const ShaDigest *in, uint32_t count)
             out[idx].words[d] = in[2 * idx].words[d] * 3u ^ in[2 * idx + 1].words[7 - d];
 }
 
+// stwo-gpu's quotient accumulation: the same name and parameter types (a
+// qm31 by value, a column_sample_batch pointer, a cm31 pointer), other
+// arithmetic: each row's words of every column summed into out0.
+struct point_pair {
+    qm31 x, y;
+};
+struct column_sample_batch {
+    point_pair point;
+    uint32_t *columns;
+    qm31 *values;
+    uint32_t size;
+};
+
+__global__ void accumulate_quotients_in_gpu(uint32_t first, uint32_t step, uint32_t domain_size,
+                                            int log_size, uint32_t **columns, uint32_t ncols,
+                                            qm31 coefficient, column_sample_batch *batches,
+                                            uint32_t nbatches, uint32_t *out0, uint32_t *out1,
+                                            uint32_t *out2, uint32_t *out3, qm31 *lines,
+                                            uint32_t *sizes, qm31 *batch_coeffs, cm31 *inverses)
+{
+    uint32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= domain_size)
+        return;
+    uint32_t s = first + coefficient.a.a;
+    for (uint32_t c = 0; c < ncols; c++)
+        s += columns[c][row];
+    out0[row] = s, out1[row] = step, out2[row] = (uint32_t)log_size, out3[row] = nbatches;
+}
+
 static const uint32_t LOG_N = 14, N = 1u << LOG_N, ROWS = N / 8, WIDTH = 8, COLS = 4;
 static const int ROUNDS = 3;
 static int ok = 1;
@@ -414,6 +443,31 @@ int main()
         CK(cudaFree(dm));
         CK(cudaFree(dd));
         CK(cudaFree(df));
+    }
+    {
+        // stwo's launch: 512-thread blocks over the domain, two columns.
+        std::vector<uint32_t> c0 = pattern(N, 14), c1 = pattern(N, 15), want(N);
+        for (uint32_t i = 0; i < N; i++)
+            want[i] = 5u + 9u + c0[i] + c1[i];
+        uint32_t *d0 = upload(c0), *d1 = upload(c1), **dcols, *out[4];
+        uint32_t *hc[2] = {d0, d1};
+        CK(cudaMalloc(&dcols, sizeof hc));
+        CK(cudaMemcpy(dcols, hc, sizeof hc, cudaMemcpyHostToDevice));
+        for (int k = 0; k < 4; k++)
+            out[k] = upload(std::vector<uint32_t>(N));
+        qm31 coefficient = {{9, 0}, {0, 0}};
+        for (int r = 0; r < ROUNDS; r++) {
+            accumulate_quotients_in_gpu<<<(N + 511) / 512, 512>>>(5, 6, N, (int)LOG_N, dcols, 2,
+                                                                coefficient, NULL, 0, out[0],
+                                                                out[1], out[2], out[3], NULL,
+                                                                NULL, NULL, NULL);
+            compare("accumulate_quotients", r, out[0], want);
+        }
+        for (int k = 0; k < 4; k++)
+            CK(cudaFree(out[k]));
+        CK(cudaFree(d0));
+        CK(cudaFree(d1));
+        CK(cudaFree(dcols));
     }
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
