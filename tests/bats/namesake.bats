@@ -226,3 +226,17 @@ report() { # the library's exit report of swaps
     [ "$(echo "$shipped" | wc -l)" -eq "$(wc -l <"$T/all")" ]
     [ -z "$(echo "$ids" | grep -xF "$shipped")" ] # no name with a shipped code
 }
+
+@test "the public rows name the code of the carried corpus build (SKIP without the corpus)" {
+    bin="$GA_SRC/.carry/corpus/bin"
+    [ -x "$bin/stwo" ] && [ -x "$bin/risc0" ] || skip "no carried corpus build (tools/carry-corpus.sh)"
+    for p in stwo risc0; do
+        run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$bin/$p"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        want=$(grep -v '^#' "$GA_SRC/kernels/table.txt" | awk -v p="$p" 'NF && / code=/ && $2 ~ "^ga_" p "_" {print $1}' | sort)
+        [ -n "$want" ]
+        got=$(echo "$output" | grep ': replaced: its code is one the row lists$' | awk '{print $1}' | sort -u)
+        [ "$got" = "$want" ]
+    done
+}
