@@ -215,138 +215,6 @@ struct Timing {
     std::vector<TimeRow> rows;
 };
 
-/* ---- stwo-gpu: eval_at_point (cuda/src/poly/eval_at_point.cu) ---------------- */
-
-/* The launch sequence of stwo-gpu's eval_at_point(coeffs, n, x, y), after its
- * factors are on the device: the first pass over n coefficients (256-thread
- * blocks, 512 coefficients a block, 512 * 4 + 512 * 8 bytes of dynamic shared
- * memory), then second passes (512 * 16 bytes) until one block is left; temp
- * holds every pass's output, the last pass's first. */
-struct EvalPlan {
-    int n, log_n, temp_size;
-    struct Step {
-        bool first;
-        int blocks, smem, a, b, c, d; /* the scalar arguments, in order */
-    };
-    std::vector<Step> steps;
-};
-
-static EvalPlan eval_plan(int n)
-{
-    EvalPlan p;
-    p.n = n;
-    p.log_n = 0;
-    while ((1 << (p.log_n + 1)) <= n)
-        p.log_n++;
-    p.temp_size = 0;
-    for (int size = n; size > 1;) {
-        size = (size + 511) / 512;
-        p.temp_size += size;
-    }
-    int blocks = ((n >> 1) + 255) / 256;
-    int out = p.temp_size - blocks;
-    p.steps.push_back({true, blocks, 512 * 4 + 512 * 8, n, p.log_n, out, 0});
-    int mappings = p.log_n - 1, level = out;
-    while (blocks > 1) {
-        mappings -= 9;
-        int next = ((blocks >> 1) + 255) / 256;
-        out = level - next;
-        p.steps.push_back({false, next, 512 * 4 * 4, blocks, mappings, level, out});
-        blocks = next;
-        level = out;
-    }
-    return p;
-}
-
-struct EvalFns {
-    CUfunction first, second;
-};
-
-static void run_eval(const EvalPlan &p, uint32_t *coeffs, uint32_t *temp, uint32_t *factors,
-                     const EvalFns *orig)
-{
-    using ga_stwo::qm31;
-    for (const EvalPlan::Step &s : p.steps) {
-        if (orig) {
-            void *args6[6];
-            void *pc = coeffs, *pt = temp, *pf = factors;
-            if (s.first) {
-                args6[0] = &pc, args6[1] = &pt, args6[2] = &pf;
-                args6[3] = (void *)&s.a, args6[4] = (void *)&s.b, args6[5] = (void *)&s.c;
-                CU(cuLaunchKernel(orig->first, s.blocks, 1, 1, 256, 1, 1, s.smem, 0, args6, NULL));
-            } else {
-                void *args[6] = {&pt, &pf, (void *)&s.a, (void *)&s.b, (void *)&s.c, (void *)&s.d};
-                CU(cuLaunchKernel(orig->second, s.blocks, 1, 1, 256, 1, 1, s.smem, 0, args, NULL));
-            }
-        } else if (s.first) {
-            ga_stwo_eval_first_pass<<<s.blocks, 256, s.smem>>>(coeffs, (qm31 *)temp, (qm31 *)factors,
-                                                               s.a, s.b, s.c);
-        } else {
-            ga_stwo_eval_second_pass<<<s.blocks, 256, s.smem>>>((qm31 *)temp, (qm31 *)factors, s.a,
-                                                                s.b, s.c, s.d);
-        }
-    }
-    CK(cudaGetLastError());
-}
-
-static Timing check_stwo_eval(const Opts &o, Rng &r, const EvalFns &orig)
-{
-    Timing t;
-    const int top = o.quick ? 18 : 22;
-    for (int log_n = 1; log_n <= top; log_n++) {
-        for (int rep = 0; rep < (log_n <= 12 ? 3 : 1); rep++) {
-            EvalPlan p = eval_plan(1 << log_n);
-            std::vector<uint32_t> c = rand_words(r, (size_t)p.n), f = rand_words(r, (size_t)p.log_n * 4);
-            /* the coefficients may sit anywhere in a column buffer: 4-byte
-             * offsets take the replacement's unaligned load */
-            size_t off = rep == 1 ? 1 : 0;
-            std::vector<uint32_t> cpad(off, 0);
-            cpad.insert(cpad.end(), c.begin(), c.end());
-            uint32_t *dc = dev_buffer(cpad, cpad.size(), POISON_A);
-            uint32_t *df = dev_buffer(f, f.size(), POISON_A);
-            size_t tw = (size_t)p.temp_size * 4;
-            uint32_t *ta = dev_buffer({}, tw, POISON_A), *tb = dev_buffer({}, tw, POISON_B);
-            run_eval(p, dc + off, ta, df, &orig);
-            run_eval(p, dc + off, tb, df, NULL);
-            CK(cudaDeviceSynchronize());
-            char desc[96];
-            snprintf(desc, sizeof desc, "n=2^%d, %zu passes, offset %zu", log_n, p.steps.size(), off);
-            same_words("eval_at_point", desc, ta, tb, tw);
-            if (o.timing && rep == 0 && (log_n == 16 || log_n == 20)) {
-                EvalPlan one = p;
-                one.steps.resize(1);
-                double fo = median_us([&] { run_eval(one, dc, ta, df, &orig); }, 15);
-                double fr = median_us([&] { run_eval(one, dc, tb, df, NULL); }, 15);
-                double ao = median_us([&] { run_eval(p, dc, ta, df, &orig); }, 15);
-                double ar = median_us([&] { run_eval(p, dc, tb, df, NULL); }, 15);
-                std::string n = "n=2^" + std::to_string(log_n);
-                t.rows.push_back({"first pass, " + n, log_n == 20 ? "eval_at_point_first_pass" : "",
-                                  fo, fr});
-                t.rows.push_back({"all passes, " + n, "", ao, ar});
-            }
-            for (uint32_t *d : {dc, df, ta, tb})
-                CK(cudaFree(d));
-        }
-    }
-    /* the second pass alone, as a 2^20 evaluation's first second pass runs it */
-    if (o.timing) {
-        EvalPlan p = eval_plan(1 << 20);
-        size_t tw = (size_t)p.temp_size * 4;
-        std::vector<uint32_t> init = rand_words(r, tw), f = rand_words(r, (size_t)p.log_n * 4);
-        uint32_t *ta = dev_buffer(init, tw, POISON_A), *df = dev_buffer(f, f.size(), POISON_A);
-        EvalPlan two = p;
-        two.steps.erase(two.steps.begin());
-        two.steps.resize(1);
-        double so = median_us([&] { run_eval(two, NULL, ta, df, &orig); }, 15);
-        double sr = median_us([&] { run_eval(two, NULL, ta, df, NULL); }, 15);
-        t.rows.push_back({"second pass (" + std::to_string(two.steps[0].a) + " values)",
-                          "eval_at_point_second_pass", so, sr});
-        CK(cudaFree(ta));
-        CK(cudaFree(df));
-    }
-    return t;
-}
-
 /* ---- stwo-gpu: the batched circle FFT (cuda/src/poly/rfft.cu, ifft.cu) --------- */
 
 enum { RCIRCLE, RLINE, ICIRCLE, ILINE, RESCALE, FFT_KERNELS };
@@ -846,14 +714,10 @@ int main(int argc, char **argv)
     };
     std::vector<Group> groups;
     Program sp, rp;
-    EvalFns ev;
     FftFns fft;
     ShaFns sha;
     if (stwo) {
-        const char *names[] = {"_Z24eval_at_point_first_passPjP4qm31S1_iii",
-                               "_Z25eval_at_point_second_passP4qm31S0_iiii"};
-        CUfunction *fns[] = {&ev.first, &ev.second};
-        if (!load_program(stwo, sp) || !sp.find_all(stwo, names, fns, 2))
+        if (!load_program(stwo, sp))
             return 2;
         CUfunction *ffns[FFT_KERNELS], quot = NULL, *qfn[1] = {&quot};
         for (int k = 0; k < FFT_KERNELS; k++)
@@ -861,7 +725,6 @@ int main(int argc, char **argv)
         if (!sp.find_all(stwo, FFT_NAMES, ffns, FFT_KERNELS) ||
             !sp.find_all(stwo, &QUOT_NAME, qfn, 1))
             return 2;
-        groups.push_back({"eval_at_point (stwo-gpu)", [&](Rng &rg) { return check_stwo_eval(o, rg, ev); }});
         groups.push_back({"batched circle FFT (stwo-gpu)",
                           [&](Rng &rg) { return check_stwo_fft(o, rg, fft, prop); }});
         groups.push_back({"quotient accumulation (stwo-gpu)",

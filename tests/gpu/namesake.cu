@@ -85,39 +85,13 @@ __global__ void fri_fold(const uint32_t *in, uint32_t *out, uint32_t half, uint3
         out[j] = in[j] + in[j + half] * beta + shift_inv - omega_inv * j;
 }
 
-// stwo-gpu's eval_at_point passes: same names, parameter types (a struct
-// qm31 of four words) and launch shape, other arithmetic: every block writes
-// one qm31 of sums of its 512 inputs.
+// stwo-gpu's field elements, as its kernels' parameters lay them out.
 struct cm31 {
     uint32_t a, b;
 };
 struct qm31 {
     cm31 a, b;
 };
-
-__global__ void eval_at_point_first_pass(uint32_t *coeffs, qm31 *temp, qm31 *factors,
-                                         int coeffs_size, int factors_size, int output_offset)
-{
-    if (threadIdx.x != 0)
-        return;
-    uint32_t s = 0, x = 0;
-    for (int i = 0; i < 512 && i < coeffs_size; i++) {
-        uint32_t c = coeffs[512 * blockIdx.x + i];
-        s += c, x ^= c * (uint32_t)(i + 1);
-    }
-    temp[output_offset + blockIdx.x] = {{s, x}, {factors[factors_size - 1].a.a, (uint32_t)factors_size}};
-}
-
-__global__ void eval_at_point_second_pass(qm31 *temp, qm31 *factors, int level_size,
-                                          int factor_offset, int level_offset, int output_offset)
-{
-    if (threadIdx.x != 0)
-        return;
-    uint32_t s = 0;
-    for (int i = 0; i < 512 && i < level_size; i++)
-        s += temp[level_offset + 512 * blockIdx.x + i].a.a * 3u;
-    temp[output_offset + blockIdx.x] = {{s, factors[factor_offset].b.b}, {7u, (uint32_t)level_size}};
-}
 
 // stwo-gpu's batched FFT layers and rescale: same names and parameter types
 // (columns through an array of pointers), other arithmetic, one word each.
@@ -349,37 +323,6 @@ int main()
         }
         CK(cudaFree(din));
         CK(cudaFree(dout));
-    }
-    {
-        // stwo's launches: 2^14 coefficients, 32 blocks of 256 threads, then one
-        // second pass over their 32 results; temp holds 1 + 32 values.
-        const int blocks = (int)(N / 512), fs = (int)LOG_N;
-        std::vector<uint32_t> c = pattern(N, 6), f = pattern((size_t)fs * 4, 7);
-        std::vector<uint32_t> want((size_t)(1 + blocks) * 4);
-        for (int b = 0; b < blocks; b++) {
-            uint32_t s = 0, x = 0;
-            for (int i = 0; i < 512; i++) {
-                uint32_t v = c[512 * b + i];
-                s += v, x ^= v * (uint32_t)(i + 1);
-            }
-            uint32_t *w = &want[(size_t)(1 + b) * 4];
-            w[0] = s, w[1] = x, w[2] = f[(size_t)(fs - 1) * 4], w[3] = (uint32_t)fs;
-        }
-        uint32_t s = 0;
-        for (int b = 0; b < blocks; b++)
-            s += want[(size_t)(1 + b) * 4] * 3u;
-        want[0] = s, want[1] = f[(size_t)(fs - 10) * 4 + 3], want[2] = 7u, want[3] = (uint32_t)blocks;
-        uint32_t *dc = upload(c), *df = upload(f), *dt = upload(std::vector<uint32_t>(want.size()));
-        for (int r = 0; r < ROUNDS; r++) {
-            eval_at_point_first_pass<<<blocks, 256, 512 * 4 + 512 * 8>>>(dc, (qm31 *)dt, (qm31 *)df,
-                                                                       (int)N, fs, 1);
-            eval_at_point_second_pass<<<1, 256, 512 * 4 * 4>>>((qm31 *)dt, (qm31 *)df, blocks,
-                                                              fs - 10, 1, 0);
-            compare("eval_at_point", r, dt, want);
-        }
-        CK(cudaFree(dc));
-        CK(cudaFree(df));
-        CK(cudaFree(dt));
     }
     {
         // stwo's batched launches: 4 columns of N words, grid (columns, N / 1024).

@@ -39,8 +39,6 @@ static const struct {
     {"_Z5scalePjjj", 1, 2},              {"_Z11bit_reversePjjj", 1, 2},
     {"_Z11hash_leavesPKjPjjjj", 2, 3},   {"_Z10hash_nodesPKjPjj", 2, 1},
     {"_Z15combine_columnsPKjPjjjj", 2, 3}, {"_Z8fri_foldPKjPjjjjj", 2, 4},
-    {"_Z24eval_at_point_first_passPjP4qm31S1_iii", 3, 3},
-    {"_Z25eval_at_point_second_passP4qm31S0_iiii", 2, 4},
     {"_Z22batch_rfft_circle_partPPjS_ii", 2, 2},
     {"_Z20batch_rfft_line_partPPjS_iiii", 2, 4},
     {"_Z22batch_ifft_circle_partPPjS_ii", 2, 2},
@@ -112,7 +110,10 @@ int main(int argc, char **argv)
             host[i] = i * 2654435761u + (uint32_t)k;
         CK(cuMemcpyHtoD(in, host, sizeof host));
         CK(cuMemcpyHtoD(out, host, sizeof host));
-        uint32_t words[4] = {N, 7 + (uint32_t)k, 11 + 5 * (uint32_t)k, 13 + 17 * (uint32_t)k};
+        /* the fake adds the last word: 1,000 apart from kernel to kernel, so
+         * no two kernels' outputs coincide (the test asks them all different) */
+        uint32_t tag = 1000u * (uint32_t)(k + 1);
+        uint32_t words[4] = {N, tag + 1, tag + 2, tag + 3};
         void *args[8];
         unsigned a = 0;
         args[a++] = &in;
