@@ -344,7 +344,9 @@ static uint32_t *fft_inputs(Rng &r, int ncols, int rows, std::vector<std::vector
 }
 
 /* The library's configuration for a grid=any replacement (kernels.c's
- * choose_config): 256-thread blocks, as many as are resident at once. */
+ * choose_config) on a launch with more threads than the device holds at once:
+ * 256-thread blocks, as many as are resident at once (a smaller launch gets
+ * fewer blocks; the one-block and odd shapes below cover those). */
 static dim3 any_grid(const void *fn, const cudaDeviceProp &prop)
 {
     int per_sm = 1;
