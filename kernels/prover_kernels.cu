@@ -128,35 +128,7 @@ static __device__ __forceinline__ uint32_t ga_sub_c(uint32_t a, uint32_t b)
     return min(d, d + GA_P);
 }
 
-/* ---- launch geometry for grid=any kernels -------------------------------- */
-
-/* Flattened thread index within the block and block index within the grid,
- * so that a 2-D or 3-D launch still gives every thread a distinct index. */
-static __device__ __forceinline__ uint32_t ga_block_threads(void)
-{
-    return blockDim.x * blockDim.y * blockDim.z;
-}
-
-static __device__ __forceinline__ uint32_t ga_tid(void)
-{
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
-static __device__ __forceinline__ uint64_t ga_gid(void)
-{
-    uint64_t block = blockIdx.x + (uint64_t)gridDim.x * (blockIdx.y + (uint64_t)gridDim.y * blockIdx.z);
-    return block * ga_block_threads() + ga_tid();
-}
-
-static __device__ __forceinline__ uint64_t ga_gstride(void)
-{
-    return (uint64_t)gridDim.x * gridDim.y * gridDim.z * ga_block_threads();
-}
-
-static __device__ __forceinline__ int ga_aligned16(const void *p)
-{
-    return ((uintptr_t)p & 15u) == 0;
-}
+#include "grid.cuh" /* launch geometry for grid=any kernels */
 
 /* ---- powers g^e from a per-block table ------------------------------------
  * The originals recompute bb_pow(g, e) per thread: up to 2 log2(e) 64-bit

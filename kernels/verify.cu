@@ -34,34 +34,13 @@
 #include <time.h>
 #include <vector>
 
+#define HARNESS_NAME "verify"
+#include "harness.cuh"
+
 #include "../tests/apps/prover/kernels.cuh" /* the originals */
 #include "prover_kernels.cu"                /* the replacements */
 
 /* ---- basics --------------------------------------------------------------- */
-
-static void check_cuda(cudaError_t e, const char *what, int line)
-{
-    if (e != cudaSuccess) {
-        fprintf(stderr, "verify: line %d: %s: %s (%s)\n", line, what, cudaGetErrorString(e),
-                cudaGetErrorName(e));
-        exit(1);
-    }
-}
-#define CK(call) check_cuda((call), #call, __LINE__)
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-struct Rng {
-    uint64_t s;
-    explicit Rng(uint64_t seed) : s(seed) {}
-    uint64_t next() { return mix64(s += 0x9E3779B97F4A7C15ull); }
-    uint32_t below(uint32_t n) { return (uint32_t)(next() % n); }
-};
 
 static const uint32_t P = BB_P;
 static const uint32_t EDGE_FIELD[] = {0u, 1u, P - 1u, 2u, P - 2u, (P - 1u) / 2u, (P + 1u) / 2u};
@@ -252,31 +231,6 @@ static bool compare_case(const char *kernel, const std::string &desc, std::vecto
 }
 
 /* ---- timing ------------------------------------------------------------------ */
-
-static double median_us(const std::function<void()> &fn, int reps)
-{
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    fn(); /* warm-up: module load, caches, clocks */
-    fn();
-    CK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int i = 0; i < reps; i++) {
-        CK(cudaEventRecord(e0));
-        fn();
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        t.push_back(ms * 1000.0f);
-    }
-    CK(cudaGetLastError());
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 struct Timing {
     double orig_us, repl_us, repl_prog_us, bytes;

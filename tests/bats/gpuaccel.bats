@@ -423,9 +423,17 @@ EOF
     ids=$output
     run "$GA_TOOL" kernels --lib "$GA_LIB" list
     rows=$(echo "$output" | grep -v '^#' | grep .)
-    [ "$(echo "$rows" | wc -l)" -eq 8 ]
-    echo "$rows" | while read -r name repl grid code; do
+    # the rows the source leaves without code=: the prover's, with its identities
+    bundled=$(grep -v '^#' "$GA_SRC/kernels/table.txt" | awk 'NF && !/ code=/ {print $1}')
+    [ "$(echo "$bundled" | wc -l)" -eq 8 ]
+    for name in $bundled; do
+        code=$(echo "$rows" | awk -v n="$name" '$1 == n {print $4}')
         echo "$ids" | grep -qx "$name $code" || { echo "no $name $code in the prover"; exit 1; }
+    done
+    # the others (public provers' builds): listed with the source's identities
+    [ "$(echo "$rows" | wc -l)" -eq "$(grep -v '^#' "$GA_SRC/kernels/table.txt" | grep -c .)" ]
+    grep -v '^#' "$GA_SRC/kernels/table.txt" | awk 'NF && / code=/ {print $1, $4}' | while read -r name code; do
+        echo "$rows" | awk '{print $1, $4}' | grep -qx "$name $code" || { echo "no row $name $code"; exit 1; }
     done
 }
 

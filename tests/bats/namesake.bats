@@ -14,20 +14,34 @@ setup() {
     GA_TOOL="$GA_BUILD/tools/gpuaccel"
     T="$BATS_TEST_TMPDIR"
     P="$PROGS/namesake_prog"
-    # The shipped rows, from the source table: original, replacement, grid.
-    grep -v '^#' "$GA_SRC/kernels/table.txt" | awk 'NF {print $1, $2, $3}' >"$T/rows"
+    # The shipped rows, from the source table: original, replacement, grid
+    # (all); those the fake driver can run (rows: pointers first, then
+    # pointers and 32-bit words; not a structure passed by value); those for
+    # the bundled prover's kernels (the build adds their code=) apart.
+    grep -v '^#' "$GA_SRC/kernels/table.txt" | awk 'NF {print $1, $2, $3}' >"$T/all"
+    : >"$T/rows"
+    while read -r orig repl grid; do
+        if params_of "$orig" | grep -qx ' .u64\( .u64\| .u32\)*'; then
+            echo "$orig $repl $grid" >>"$T/rows"
+        fi
+    done <"$T/all"
+    grep -v '^#' "$GA_SRC/kernels/table.txt" | awk 'NF && !/ code=/ {print $1, $2, $3}' >"$T/bundled"
 }
 
-# The PTX parameter list of a mangled name: Pj and PKj pointers, j 32-bit words.
+# The PTX parameter list of a mangled name: pointers (P, PK or PP before j,
+# a class the table names (4qm31, 9ShaDigest, 2Fp) or a substitution S_,
+# S0_ ...; a bare substitution is a pointer too in the table's names) and
+# 32-bit words (j, i).
 params_of() {
     local m=${1#_Z} len
     len=${m%%[!0-9]*}
     m=${m#"$len"}
-    echo "${m:$len}" | sed 's/PK*j/ .u64/g; s/j/ .u32/g'
+    echo "${m:$len}" | sed 's/P[PK]*\(4qm31\|9ShaDigest\|2Fp\|S[0-9]*_\|j\)/ .u64/g; s/S[0-9]*_/ .u64/g; s/[ij]/ .u32/g'
 }
 
 # ptx MUL ADD [replacements]: a kernel for every shipped row (named as the
-# original, or as its replacement), the k-th computing x * MUL + ADD + k + s.
+# original, or as its replacement), the k-th computing x * MUL + ADD + k + s;
+# ROWS (default: every shipped row) names the rows.
 ptx() {
     local k=0 name orig repl grid
     printf '.version 8.0\n.target sm_90\n.address_size 64\n'
@@ -39,13 +53,13 @@ ptx() {
             '{printf "%s\n\t.param %s %s_param_%d", (NR > 1 ? "," : ""), $1, n, NR - 1} END {print "\n)"}'
         printf '{\n\tfake.arith %s %s;\n\tret;\n}\n' "$1" $(($2 + k))
         k=$((k + 1))
-    done <"$T/rows"
+    done <"${ROWS:-$T/rows}"
 }
 
 # table IMAGE [writes]: a user table replacing every row's original by its
 # replacement, for the code IMAGE holds under the original's name; with
 # `writes`, each row says what the kernel writes (the fake's arithmetic: the
-# second pointer when there are two, else the first, its first 32-bit
+# second pointer when there are two or more, else the first, its first 32-bit
 # parameter's count of words).
 table() {
     local orig repl grid code w
@@ -54,10 +68,8 @@ table() {
         [ -n "$code" ] || { echo "no identity for $orig in $1" >&2; return 1; }
         w=
         if [ "${2:-}" = writes ]; then
-            case $(params_of "$orig" | awk '{print $2}') in
-            .u64) w=" writes=1:2*4" ;;
-            *) w=" writes=0:1*4" ;;
-            esac
+            w=$(params_of "$orig" | awk '{p = 0; for (i = 1; i <= NF && $i == ".u64"; i++) p++
+                printf " writes=%d:%d*4", (p > 1 ? 1 : 0), p}')
         fi
         echo "$orig $repl $grid $code$w"
     done <"$T/rows"
@@ -180,19 +192,23 @@ report() { # the library's exit report of swaps
     objcopy -O binary --only-section=.nv_fatbin "$prover" "$T/nv_fatbin"
     tail -c +$((off + 1)) "$T/nv_fatbin" >"$T/prover.fatbin"
     # The fake runs the originals in a real fatbin, and the shipped
-    # replacements, with one arithmetic (what verify proves of the real ones).
-    { ptx 3 1; ptx 3 1 replacements | sed 1,3d; } >"$T/fake_kernels.ptx"
+    # replacements, with one arithmetic (what verify proves of the real ones);
+    # the prover holds the bundled rows' kernels, the namesake every row's.
+    { ROWS="$T/bundled" ptx 3 1; ROWS="$T/bundled" ptx 3 1 replacements | sed 1,3d; } >"$T/fake_kernels.ptx"
     export FAKECUDA_KERNELS="$T/fake_kernels.ptx"
     ptx 5 2 >"$T/namesake.ptx"
-    n=$(wc -l <"$T/rows")
+    n=$(wc -l <"$T/rows") nb=$(wc -l <"$T/bundled")
+    [ "$nb" -ge 1 ]
+    [ "$nb" -lt "$n" ]
     for set in GPUACCEL_LOG=info GPUACCEL=all; do
         like_native $set -- "$P" "$T/namesake.ptx"
         [ "$(report)" = "gpuaccel: kernels: swapped=0 other_code=$n unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
     done
     like_native GPUACCEL_LOG=info -- "$P" "$T/prover.fatbin"
-    [ "$(report)" = "gpuaccel: kernels: swapped=$((2 * n)) other_code=0 unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
+    [ "$(echo "$output" | grep -c ' absent$')" -eq $((n - nb)) ]
+    [ "$(report)" = "gpuaccel: kernels: swapped=$((2 * nb)) other_code=0 unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
     like_native GPUACCEL_LOG=info -- "$P" "$T/prover.fatbin" fatbin # cuModuleLoadFatBinary
-    [ "$(report)" = "gpuaccel: kernels: swapped=$((2 * n)) other_code=0 unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
+    [ "$(report)" = "gpuaccel: kernels: swapped=$((2 * nb)) other_code=0 unidentified=0 abi_mismatch=0 denied=0 failed=0" ]
     # the namesake under a switched-off feature: not even looked at
     like_native GPUACCEL_KERNELS=0 -- "$P" "$T/namesake.ptx"
     [ -z "$(report)" ]
@@ -204,9 +220,23 @@ report() { # the library's exit report of swaps
     echo "$output"
     [ "$status" -eq 0 ]
     ids=$(echo "$output" | grep -v '^#')
-    [ "$(echo "$ids" | cut -d' ' -f1 | sort)" = "$(cut -d' ' -f1 "$T/rows" | sort)" ]
+    [ "$(echo "$ids" | cut -d' ' -f1 | sort)" = "$(cut -d' ' -f1 "$T/all" | sort)" ]
     run "$GA_TOOL" kernels --lib "$GA_LIB" list
     shipped=$(echo "$output" | grep -v '^#' | awk 'NF {print $1, $4}')
-    [ "$(echo "$shipped" | wc -l)" -eq "$(wc -l <"$T/rows")" ]
+    [ "$(echo "$shipped" | wc -l)" -eq "$(wc -l <"$T/all")" ]
     [ -z "$(echo "$ids" | grep -xF "$shipped")" ] # no name with a shipped code
+}
+
+@test "the public rows name the code of the carried corpus build (SKIP without the corpus)" {
+    bin="$GA_SRC/.carry/corpus/bin"
+    [ -x "$bin/stwo" ] && [ -x "$bin/risc0" ] || skip "no carried corpus build (tools/carry-corpus.sh)"
+    for p in stwo risc0; do
+        run "$GA_TOOL" kernels --lib "$GA_LIB" list --program "$bin/$p"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        want=$(grep -v '^#' "$GA_SRC/kernels/table.txt" | awk -v p="$p" 'NF && / code=/ && $2 ~ "^ga_" p "_" {print $1}' | sort)
+        [ -n "$want" ]
+        got=$(echo "$output" | grep ': replaced: its code is one the row lists$' | awk '{print $1}' | sort -u)
+        [ "$got" = "$want" ]
+    done
 }

@@ -1,7 +1,8 @@
 /* namesake_prog.c - a program with kernels named like every row of the
  * shipped replacement table (same mangled names, same parameters), loaded
  * from IMAGE, run three times each on the same data; prints one line per
- * kernel with a checksum of what it wrote. Run against the fake driver
+ * kernel with a checksum of what it wrote (a kernel IMAGE lacks: one line
+ * saying so). Run against the fake driver
  * (tests/fake), which gives the kernels of IMAGE the arithmetic IMAGE says:
  * compared with its native output, a replacement the library should not have
  * launched shows as another checksum. Links -lcuda.
@@ -27,16 +28,24 @@
 
 enum { N = 1000 };
 
-/* Each shipped row's original: its name, and whether it reads one array and
- * writes another (else it works in place), then its 32-bit parameters. */
+/* Each shipped row's original: its name, its pointer parameters (the fake
+ * reads the first and writes the second, or works in place on one), then its
+ * 32-bit parameters. */
 static const struct {
     const char *name;
-    int two_arrays, words;
+    int pointers, words;
 } kernels[] = {
-    {"_Z9ntt_layerPjjjj", 0, 3},         {"_Z11coset_shiftPjjj", 0, 2},
-    {"_Z5scalePjjj", 0, 2},              {"_Z11bit_reversePjjj", 0, 2},
-    {"_Z11hash_leavesPKjPjjjj", 1, 3},   {"_Z10hash_nodesPKjPjj", 1, 1},
-    {"_Z15combine_columnsPKjPjjjj", 1, 3}, {"_Z8fri_foldPKjPjjjjj", 1, 4},
+    {"_Z9ntt_layerPjjjj", 1, 3},         {"_Z11coset_shiftPjjj", 1, 2},
+    {"_Z5scalePjjj", 1, 2},              {"_Z11bit_reversePjjj", 1, 2},
+    {"_Z11hash_leavesPKjPjjjj", 2, 3},   {"_Z10hash_nodesPKjPjj", 2, 1},
+    {"_Z15combine_columnsPKjPjjjj", 2, 3}, {"_Z8fri_foldPKjPjjjjj", 2, 4},
+    {"_Z22batch_rfft_circle_partPPjS_ii", 2, 2},
+    {"_Z20batch_rfft_line_partPPjS_iiii", 2, 4},
+    {"_Z22batch_ifft_circle_partPPjS_ii", 2, 2},
+    {"_Z20batch_ifft_line_partPPjS_iii", 2, 3},
+    {"_Z13batch_rescalePPjiij", 1, 3},
+    {"_Z8sha_rowsP9ShaDigestPK2Fpjj", 2, 2},
+    {"_Z8sha_foldP9ShaDigestPKS_j", 2, 1},
 };
 
 static char *read_all(const char *path)
@@ -77,35 +86,47 @@ int main(int argc, char **argv)
         CK(cuModuleLoadFatBinary(&mod, image));
     else
         CK(cuModuleLoadData(&mod, image));
-    CUdeviceptr in, out;
+    CUdeviceptr in, out, aux;
     CK(cuMemAlloc(&in, N * 4));
     CK(cuMemAlloc(&out, N * 4));
+    CK(cuMemAlloc(&aux, N * 4));
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         CUfunction f;
+        CUresult got;
         if (lib) {
             CUkernel kern;
-            CK(cuLibraryGetKernel(&kern, lib, kernels[k].name));
+            got = cuLibraryGetKernel(&kern, lib, kernels[k].name);
             f = (CUfunction)kern;
         } else {
-            CK(cuModuleGetFunction(&f, mod, kernels[k].name));
+            got = cuModuleGetFunction(&f, mod, kernels[k].name);
         }
+        if (got == CUDA_ERROR_NOT_FOUND) {
+            printf("%s absent\n", kernels[k].name);
+            continue;
+        }
+        CK(got);
         uint32_t host[N];
         for (uint32_t i = 0; i < N; i++)
             host[i] = i * 2654435761u + (uint32_t)k;
         CK(cuMemcpyHtoD(in, host, sizeof host));
         CK(cuMemcpyHtoD(out, host, sizeof host));
-        uint32_t words[4] = {N, 7 + (uint32_t)k, 11, 13};
-        void *args[6];
+        /* the fake adds the last word: 1,000 apart from kernel to kernel, so
+         * no two kernels' outputs coincide (the test asks them all different) */
+        uint32_t tag = 1000u * (uint32_t)(k + 1);
+        uint32_t words[4] = {N, tag + 1, tag + 2, tag + 3};
+        void *args[8];
         unsigned a = 0;
         args[a++] = &in;
-        if (kernels[k].two_arrays)
+        if (kernels[k].pointers > 1)
             args[a++] = &out;
+        if (kernels[k].pointers > 2)
+            args[a++] = &aux;
         for (int w = 0; w < kernels[k].words; w++)
             args[a++] = &words[w];
         /* three launches: the first of a handle always runs as made */
         for (int round = 0; round < 3; round++)
             CK(cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL));
-        CK(cuMemcpyDtoH(host, kernels[k].two_arrays ? out : in, sizeof host));
+        CK(cuMemcpyDtoH(host, kernels[k].pointers > 1 ? out : in, sizeof host));
         uint64_t sum = 0;
         for (uint32_t i = 0; i < N; i++)
             sum = sum * 1000003u + host[i];
@@ -113,6 +134,7 @@ int main(int argc, char **argv)
     }
     CK(cuMemFree(in));
     CK(cuMemFree(out));
+    CK(cuMemFree(aux));
     if (mod)
         CK(cuModuleUnload(mod));
     free(image);

@@ -422,9 +422,12 @@ static CUresult stub_device_attr(int *v, CUdevice_attribute a, CUdevice d)
     }
 }
 
+static unsigned stub_occupancy_calls; /* how often the library asked */
+
 static CUresult stub_occupancy(int *n, CUfunction f, int block, size_t shmem)
 {
     (void)f, (void)shmem;
+    stub_occupancy_calls++;
     *n = block == 256 ? STUB_PER_SM : 1;
     return CUDA_SUCCESS;
 }

@@ -15,7 +15,8 @@
  * the original's exactly, the replacement is launched with the program's own
  * parameter pointers: with the program's grid and block (grid=program) or a
  * configuration of the library's choosing (grid=any: grid-stride replacements,
- * 256-thread blocks, as many as are resident on every multiprocessor). A
+ * 256-thread blocks, as many as are resident on every multiprocessor and the
+ * program's launch has threads for). A
  * replacement that fails to launch is dropped and the original launched
  * instead.
  *
@@ -438,20 +439,54 @@ static void decide(const ga_rt_t *rt, decision_t *d)
     ga_debug("kernels: %s -> %s (%s)", orig->name, repl, any ? "grid=any" : "grid=program");
 }
 
-/* For grid=any: 256-thread blocks, as many as are resident at once. */
-static void choose_config(const ga_rt_t *rt, CUkernel k, unsigned shmem, unsigned grid[3],
-                          unsigned block[3])
+/* The blocks of 256 threads of k resident at once on the current device:
+ * one occupancy query per replacement, context and shared-memory size, kept
+ * in a small per-thread cache (the query costs a few microseconds, and a
+ * transform launches the same few kernels layer after layer). A context
+ * destroyed and another made at its address may read a stale count: any grid
+ * is correct for these kernels, so that costs speed at worst. 0: unknown. */
+enum { OCC_CACHE = 4 };
+typedef struct occ_entry {
+    CUkernel k;
+    CUcontext ctx;
+    unsigned shmem, resident;
+} occ_entry_t;
+static GA_TLS occ_entry_t occ_cache[OCC_CACHE]; /* per thread: no lock */
+static GA_TLS unsigned occ_next;
+
+static unsigned resident_blocks(const ga_rt_t *rt, CUkernel k, unsigned shmem)
 {
+    CUcontext ctx = ga_current_ctx(rt);
+    for (unsigned i = 0; i < OCC_CACHE; i++)
+        if (occ_cache[i].k == k && occ_cache[i].ctx == ctx && occ_cache[i].shmem == shmem)
+            return occ_cache[i].resident;
     __typeof__(&cuKernelGetFunction) kf = GA_REAL(rt, GA_ID_cuKernelGetFunction, cuKernelGetFunction);
     __typeof__(&cuOccupancyMaxActiveBlocksPerMultiprocessor) occ =
         GA_REAL(rt, GA_ID_cuOccupancyMaxActiveBlocksPerMultiprocessor,
                 cuOccupancyMaxActiveBlocksPerMultiprocessor);
     CUfunction f;
     int per_sm = 0, sms = ga_device_attr(rt, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    if (!kf || !occ || kf(&f, k) != CUDA_SUCCESS ||
+    if (!ctx || !kf || !occ || kf(&f, k) != CUDA_SUCCESS ||
         occ(&per_sm, f, 256, shmem) != CUDA_SUCCESS || per_sm <= 0 || sms <= 0)
+        return 0;
+    occ_entry_t *e = &occ_cache[occ_next++ % OCC_CACHE];
+    *e = (occ_entry_t){k, ctx, shmem, (unsigned)per_sm * (unsigned)sms};
+    return e->resident;
+}
+
+/* For grid=any: 256-thread blocks, as many as are resident at once, but no
+ * more than the program's own launch has threads for: a small launch stays
+ * small (a grid-stride kernel with a full device of blocks for a few hundred
+ * elements spends its time starting blocks that find no work). */
+static void choose_config(const ga_rt_t *rt, CUkernel k, unsigned shmem, unsigned grid[3],
+                          unsigned block[3])
+{
+    uint64_t threads = (uint64_t)grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
+    unsigned resident = resident_blocks(rt, k, shmem);
+    if (!resident || !threads)
         return; /* keep the program's configuration: correct for grid-stride too */
-    grid[0] = (unsigned)(per_sm * sms), grid[1] = 1, grid[2] = 1;
+    uint64_t need = (threads + 255) / 256;
+    grid[0] = need < resident ? (unsigned)need : resident, grid[1] = 1, grid[2] = 1;
     block[0] = 256, block[1] = 1, block[2] = 1;
 }
 

@@ -55,12 +55,18 @@ static pair_t pair(const char *orig, const char *repl, CUmodule m)
 }
 
 /* The program launches k (grid 7, block 96) with value v: what ran? */
-static const stub_run_t *launch(stub_kernel_t *k, uint32_t v, CUresult *r)
+static const stub_run_t *launch_grid(stub_kernel_t *k, uint32_t v, unsigned blocks,
+                                     unsigned threads, CUresult *r)
 {
     unsigned from = stub_nran;
-    *r = stub_call(&rt, GA_ID_cuLaunchKernel, k, (const unsigned[]){7, 1, 1},
-                   (const unsigned[]){96, 1, 1}, 0, s, v, NULL);
+    *r = stub_call(&rt, GA_ID_cuLaunchKernel, k, (const unsigned[]){blocks, 1, 1},
+                   (const unsigned[]){threads, 1, 1}, 0, s, v, NULL);
     return stub_ran_one(from);
+}
+
+static const stub_run_t *launch(stub_kernel_t *k, uint32_t v, CUresult *r)
+{
+    return launch_grid(k, v, 7, 96, r);
 }
 
 /* The second launch of the original (the first always goes as made): did the
@@ -233,11 +239,21 @@ int main(void)
     run = launch(fail.orig, 3, &r);
     CHECK(r == CUDA_SUCCESS && run->k == fail.orig && fail.repl->attempts == 1);
 
-    /* grid=any: 256-thread blocks, as many as are resident at once */
+    /* grid=any: 256-thread blocks, as many as are resident at once, no more
+     * than the program's launch has threads for (7 x 96: 3 blocks); the
+     * occupancy asked once for the replacement, then kept */
     launch(any.orig, 1, &r);
+    unsigned asked = stub_occupancy_calls;
     run = launch(any.orig, 2, &r);
-    CHECK(r == CUDA_SUCCESS && run->k == any.repl && run->arg[1] == 2 &&
+    CHECK(r == CUDA_SUCCESS && run->k == any.repl && run->arg[1] == 2 && run->grid[0] == 3 &&
+          run->grid[1] == 1 && run->block[0] == 256 && run->block[1] == 1);
+    CHECK(stub_occupancy_calls == asked + 1);
+    run = launch_grid(any.orig, 3, 100000, 1024, &r);
+    CHECK(r == CUDA_SUCCESS && run->k == any.repl && run->arg[1] == 3 &&
           run->grid[0] == STUB_SMS * STUB_PER_SM && run->block[0] == 256);
+    run = launch_grid(any.orig, 4, 1, 1, &r);
+    CHECK(r == CUDA_SUCCESS && run->k == any.repl && run->grid[0] == 1 && run->block[0] == 256);
+    CHECK(stub_occupancy_calls == asked + 1);
 
     /* malformed lines: each named, none applied */
     for (int i = 0; i < 5; i++) {
