@@ -441,8 +441,8 @@ static void decide(const ga_rt_t *rt, decision_t *d)
 
 /* The blocks of 256 threads of k resident at once on the current device:
  * one occupancy query per replacement, context and shared-memory size, kept
- * in a small per-thread cache (the query costs a few microseconds, and a
- * transform launches the same few kernels layer after layer). A context
+ * in a small per-thread cache (a transform launches the same few kernels
+ * layer after layer: four driver calls a launch otherwise). A context
  * destroyed and another made at its address may read a stale count: any grid
  * is correct for these kernels, so that costs speed at worst. 0: unknown. */
 enum { OCC_CACHE = 4 };
