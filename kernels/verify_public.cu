@@ -13,7 +13,8 @@
  * (guard words after each buffer catch stray writes). Then it times both.
  * Must never: be built into the library (it is a test program).
  *
- * Build:  nvcc -O3 -arch=sm_90 -o verify_public kernels/verify_public.cu -lcuda
+ * Build:  nvcc -O3 -arch=sm_90 -Isrc -Itools -o verify_public kernels/verify_public.cu
+ *         tools/codeids.c src/tracking/{codeid,cubin,ptx}.c -lcuda
  * Usage:  verify_public --stwo PROGRAM [--quick] [--seed S] [--no-timing]
  * Exit:   0 all comparisons matched, 1 a mismatch or CUDA error, 2 bad
  *         option or a program that lacks an original, 77 "SKIP: no CUDA device". */
@@ -21,7 +22,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <elf.h>
 #include <fcntl.h>
 #include <functional>
 #include <getopt.h>
@@ -38,6 +38,8 @@
 
 #define HARNESS_NAME "verify_public"
 #include "harness.cuh"
+
+#include "codeids.h" /* a program's fatbins (tools/codeids.c) */
 
 #include "risc0_kernels.cu" /* the replacements */
 #include "stwo_kernels.cu"
@@ -76,14 +78,6 @@ static std::vector<uint32_t> rand_words(Rng &r, size_t n)
 
 /* ---- the originals, from the program's .nv_fatbin ------------------------- */
 
-/* Each fatbin in the section starts with this header (the layout
- * cuModuleLoadData takes); the section holds them back to back. */
-struct FatHeader {
-    uint32_t magic; /* 0xBA55ED50 */
-    uint16_t version, header_size;
-    uint64_t fat_size; /* bytes after the header */
-};
-
 struct Program {
     std::vector<CUmodule> modules;
     CUfunction find(const char *name) const
@@ -107,49 +101,33 @@ struct Program {
     }
 };
 
-/* Loads every fatbin of PATH's .nv_fatbin section. The ELF is read with the
- * platform's <elf.h>: no library reads a section by name more simply. */
+static void load_one(void *arg, const uint8_t *fatbin, size_t len, size_t pos)
+{
+    (void)len, (void)pos;
+    CUmodule m;
+    if (cuModuleLoadData(&m, fatbin) == CUDA_SUCCESS)
+        ((Program *)arg)->modules.push_back(m);
+}
+
+/* Loads every fatbin of PATH's .nv_fatbin section, walked as `gpuaccel kernels
+ * ids` walks it (tools/codeids.c). */
 static bool load_program(const char *path, Program &p)
 {
     int fd = open(path, O_RDONLY);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
         fprintf(stderr, "verify_public: %s: cannot read it\n", path);
         if (fd >= 0)
             close(fd);
         return false;
     }
-    const unsigned char *f =
-        (const unsigned char *)mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const uint8_t *f = (const uint8_t *)mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (f == MAP_FAILED)
         return false;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-    size_t size = (size_t)st.st_size;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size ||
-        eh->e_shstrndx >= eh->e_shnum) {
-        fprintf(stderr, "verify_public: %s: not a 64-bit ELF file\n", path);
-        return false;
-    }
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-    const char *names = (const char *)f + sh[eh->e_shstrndx].sh_offset;
-    for (unsigned i = 0; i < eh->e_shnum; i++) {
-        if (strcmp(names + sh[i].sh_name, ".nv_fatbin") || sh[i].sh_offset + sh[i].sh_size > size)
-            continue;
-        const unsigned char *s = f + sh[i].sh_offset, *end = s + sh[i].sh_size;
-        while (s + sizeof(FatHeader) <= end) {
-            const FatHeader *h = (const FatHeader *)s;
-            if (h->magic != 0xBA55ED50u || h->header_size < sizeof(FatHeader))
-                break;
-            CUmodule m;
-            if (cuModuleLoadData(&m, s) == CUDA_SUCCESS)
-                p.modules.push_back(m);
-            s += h->header_size + h->fat_size;
-            s += (8 - ((uintptr_t)(s - f) & 7)) & 7; /* the next header is 8-byte aligned */
-        }
-    }
-    if (p.modules.empty())
+    if (codeids_each_fatbin(f, (size_t)st.st_size, load_one, &p) < 0)
+        fprintf(stderr, "verify_public: %s: not a 64-bit ELF file with a .nv_fatbin section\n", path);
+    else if (p.modules.empty())
         fprintf(stderr, "verify_public: %s: no loadable .nv_fatbin\n", path);
     return !p.modules.empty();
 }

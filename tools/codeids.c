@@ -25,6 +25,8 @@ typedef struct run {
     unsigned printed;
     const void *image;
     size_t size;
+    const char *path;
+    unsigned fatbins; /* of a host file's .nv_fatbin, so far */
 } run_t;
 
 static void print_one(void *arg, const char *name)
@@ -99,6 +101,38 @@ static bool host_fatbins(const uint8_t *p, size_t n, const uint8_t **sec, size_t
     return false;
 }
 
+int codeids_each_fatbin(const uint8_t *p, size_t n,
+                        void (*fn)(void *arg, const uint8_t *fatbin, size_t len, size_t pos),
+                        void *arg)
+{
+    const uint8_t *sec;
+    size_t len;
+    if (!host_fatbins(p, n, &sec, &len))
+        return -1;
+    int count = 0;
+    for (size_t pos = 0; pos + 16 <= len;) {
+        size_t span = ga_codeid_fatbin_span(sec + pos, len - pos);
+        if (!span) {
+            pos += 8; /* padding between fatbins (they are 8-byte aligned) */
+            continue;
+        }
+        fn(arg, sec + pos, span, pos);
+        count++;
+        pos += (span + 7) & ~(size_t)7;
+    }
+    return count;
+}
+
+/* One fatbin of a host file's .nv_fatbin (codeids_each_fatbin). */
+static void host_image(void *arg, const uint8_t *fatbin, size_t len, size_t pos)
+{
+    run_t *r = arg;
+    char where[128];
+    snprintf(where, sizeof where, "fatbin %u (.nv_fatbin+0x%zx)", ++r->fatbins, pos);
+    fprintf(r->out, "# %s: %s\n", r->path, where);
+    image(r, fatbin, len, where);
+}
+
 int codeids_print(FILE *out, const char *path, char *const *names, int nnames)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -116,28 +150,13 @@ int codeids_print(FILE *out, const char *path, char *const *names, int nnames)
         fprintf(stderr, "gpuaccel: %s: %s\n", path, strerror(errno));
         return 2;
     }
-    run_t r = {.out = out, .names = names, .nnames = nnames};
+    run_t r = {.out = out, .names = names, .nnames = nnames, .path = path};
     r.got = calloc((size_t)nnames + 1, sizeof *r.got);
-    const uint8_t *sec;
-    size_t len;
-    int rc = 0;
+    int rc = 0, fatbins;
     if (!r.got) {
         rc = 2;
-    } else if (host_fatbins(p, n, &sec, &len)) {
-        unsigned count = 0;
-        for (size_t pos = 0; pos + 16 <= len;) {
-            size_t span = ga_codeid_fatbin_span(sec + pos, len - pos);
-            if (!span) {
-                pos += 8; /* padding between fatbins (they are 8-byte aligned) */
-                continue;
-            }
-            char where[128];
-            snprintf(where, sizeof where, "fatbin %u (.nv_fatbin+0x%zx)", ++count, pos);
-            fprintf(out, "# %s: %s\n", path, where);
-            image(&r, sec + pos, span, where);
-            pos += (span + 7) & ~(size_t)7;
-        }
-        if (!count)
+    } else if ((fatbins = codeids_each_fatbin(p, n, host_image, &r)) >= 0) {
+        if (!fatbins)
             fprintf(out, "# %s: its .nv_fatbin holds no fatbin\n", path);
     } else if (n >= 4 && !memcmp(p, "\177ELF", 4) && n > 0x13 && p[0x12] != 190 /* EM_CUDA */) {
         fprintf(out, "# %s: a host binary without device code (no .nv_fatbin)\n", path);
