@@ -1,7 +1,8 @@
 /* grid.cuh - launch geometry for grid=any replacement kernels: a flattened
  * thread index and stride, so a 1-D, 2-D or 3-D launch gives every thread a
  * distinct index and together they cover any problem by grid-stride loops.
- * Owns: nothing stateful; shared by prover_kernels.cu and stwo_kernels.cu. */
+ * Owns: nothing stateful; shared by prover_kernels.cu, stwo_kernels.cu and
+ * risc0_kernels.cu. */
 #ifndef GA_KERNELS_GRID_CUH
 #define GA_KERNELS_GRID_CUH
 

@@ -32,6 +32,8 @@
  * the original's result. */
 #include <stdint.h>
 
+#include "grid.cuh" /* ga_aligned16 */
+
 namespace ga_risc0 {
 
 __device__ __forceinline__ uint32_t rotr(uint32_t x, unsigned n)
@@ -85,7 +87,7 @@ __device__ __forceinline__ void init(uint32_t s[8])
 /* The byte-swapped state as the digest, 16-byte stores where aligned. */
 __device__ __forceinline__ void store_digest(uint32_t *out, const uint32_t s[8])
 {
-    if (((uintptr_t)out & 15u) == 0) {
+    if (ga_aligned16(out)) {
         ((uint4 *)out)[0] = make_uint4(bswap(s[0]), bswap(s[1]), bswap(s[2]), bswap(s[3]));
         ((uint4 *)out)[1] = make_uint4(bswap(s[4]), bswap(s[5]), bswap(s[6]), bswap(s[7]));
         return;
@@ -136,7 +138,7 @@ ga_risc0_sha_fold(uint32_t *out, const uint32_t *in, uint32_t count)
         return;
     const uint32_t *pair = in + (size_t)idx * 16;
     uint32_t s[8], w[16];
-    if (((uintptr_t)pair & 15u) == 0) {
+    if (ga_aligned16(pair)) {
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             uint4 v = ((const uint4 *)pair)[q];
