@@ -1,0 +1,260 @@
+/* stageprobe.c - what a mid-size pageable copy could cost, by the way it is
+ * served: where the time of a 64 KiB - 4 MiB copy between pageable host memory
+ * and the device goes, to decide how staging should serve those sizes. For
+ * each size and direction, each way below runs ITERATIONS times after 20
+ * warm-up runs, the ways alternating; it prints the median microseconds a copy
+ * and how many copies left wrong bytes (must be 0):
+ *   driver   cuMemcpyHtoD / cuMemcpyDtoH on the pageable buffer (the program)
+ *   dma      the same copy from / to page-locked memory (the link's floor)
+ *   api      a 4-byte asynchronous copy from page-locked memory, an event
+ *            recorded and waited for: a staged chunk's fixed driver cost
+ *   checks   staging's admission checks alone (cuMemGetAddressRange,
+ *            cuPointerGetAttributes, msync of the host range), no copy
+ *   memcpy   the host side alone, one thread (pageable <-> page-locked)
+ *   one      memcpy and one DMA in turn, one thread (one chunk)
+ *   pipe-1   chunks of 64 KiB, one thread: each chunk's memcpy overlaps the
+ *            DMA of the one before (upload) or after (download)
+ *   par-T    the memcpy split over T spinning threads, then one DMA (or the
+ *            DMA, then the split memcpy)
+ *   pipe-T   chunks of a quarter of the copy (64 KiB at least), each chunk's
+ *            memcpy split over T threads, the DMAs overlapping
+ * usage: stageprobe [THREADS] [ITERATIONS]   (THREADS 2-16, default 4)
+ * Built on the GPU machine: gcc -O2 -I/usr/local/cuda/include -o stp
+ *   bench/probes/stageprobe.c -lcuda -lpthread */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../../tests/progs/linked.h" /* CK, linked_context */
+#include "../clock.h"
+
+enum { MAXT = 16, CHUNK = 64 << 10, NW = 9, WARM = 20 };
+static const char *const way[NW] = {"driver", "dma", "api", "checks", "memcpy",
+                                    "one",    "pipe-1", "par-T", "pipe-T"};
+
+/* Spinning workers, each copying its share of the posted memcpy (the probe
+ * asks what the copy could cost, not what waking a thread costs). */
+static struct {
+    _Atomic unsigned gen, done;
+    char *dst;
+    const char *src;
+    size_t len;
+    unsigned nt;
+} job;
+
+static void part(unsigned t)
+{
+    size_t per = (job.len / job.nt + 63) & ~(size_t)63, off = per * t;
+    if (off < job.len)
+        memcpy(job.dst + off, job.src + off, off + per > job.len ? job.len - off : per);
+}
+
+static void *worker(void *arg)
+{
+    unsigned t = (unsigned)(uintptr_t)arg, seen = 0;
+    for (;;) {
+        unsigned g;
+        while ((g = atomic_load(&job.gen)) == seen)
+            ;
+        seen = g;
+        part(t);
+        atomic_fetch_add(&job.done, 1);
+    }
+    return NULL;
+}
+
+static void par_copy(char *dst, const char *src, size_t len, unsigned nt)
+{
+    job.dst = dst, job.src = src, job.len = len, job.nt = nt;
+    atomic_store(&job.done, 0);
+    atomic_fetch_add(&job.gen, 1);
+    part(0);
+    while (atomic_load(&job.done) < nt - 1)
+        ;
+}
+
+typedef struct {
+    CUdeviceptr dev;
+    char *user, *pin; /* pageable, page-locked (a slot per chunk) */
+    size_t n;
+    unsigned nt;
+    CUstream s;
+    CUevent ev[64];
+} probe_t;
+
+static size_t quarter(size_t n)
+{
+    size_t q = n / 4;
+    return q < CHUNK ? CHUNK : q;
+}
+
+static void checks(const probe_t *p)
+{
+    CUdeviceptr base;
+    size_t size;
+    CK(cuMemGetAddressRange(&base, &size, p->dev));
+    CUpointer_attribute a[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    unsigned type = 0, managed = 0;
+    void *v[2] = {&type, &managed};
+    CK(cuPointerGetAttributes(2, a, v, (CUdeviceptr)(uintptr_t)p->user));
+    CK(cuPointerGetAttributes(2, a, v, (CUdeviceptr)(uintptr_t)(p->user + p->n - 1)));
+    uintptr_t lo = (uintptr_t)p->user & ~(uintptr_t)4095;
+    if (msync((void *)lo, (uintptr_t)p->user + p->n - lo, MS_ASYNC) != 0)
+        exit(1);
+}
+
+/* Chunked upload: chunk k's memcpy (by nt threads) then its DMA, every DMA
+ * on p->s; waits for the last. */
+static void up_chunks(probe_t *p, size_t chunk, unsigned nt)
+{
+    unsigned k = 0;
+    for (size_t off = 0; off < p->n; off += chunk, k++) {
+        size_t len = p->n - off < chunk ? p->n - off : chunk;
+        if (nt > 1)
+            par_copy(p->pin + off, p->user + off, len, nt);
+        else
+            memcpy(p->pin + off, p->user + off, len);
+        CK(cuMemcpyHtoDAsync(p->dev + off, p->pin + off, len, p->s));
+    }
+    CK(cuEventRecord(p->ev[0], p->s));
+    CK(cuEventSynchronize(p->ev[0]));
+}
+
+/* Chunked download: every DMA issued with its event, then each chunk copied
+ * out (by nt threads) once its event completes. */
+static void down_chunks(probe_t *p, size_t chunk, unsigned nt)
+{
+    unsigned k = 0;
+    for (size_t off = 0; off < p->n; off += chunk, k++) {
+        size_t len = p->n - off < chunk ? p->n - off : chunk;
+        CK(cuMemcpyDtoHAsync(p->pin + off, p->dev + off, len, p->s));
+        CK(cuEventRecord(p->ev[k], p->s));
+    }
+    k = 0;
+    for (size_t off = 0; off < p->n; off += chunk, k++) {
+        size_t len = p->n - off < chunk ? p->n - off : chunk;
+        CK(cuEventSynchronize(p->ev[k]));
+        if (nt > 1)
+            par_copy(p->user + off, p->pin + off, len, nt);
+        else
+            memcpy(p->user + off, p->pin + off, len);
+    }
+}
+
+static void run(probe_t *p, int w, int up)
+{
+    switch (w) {
+    case 0:
+        CK(up ? cuMemcpyHtoD(p->dev, p->user, p->n) : cuMemcpyDtoH(p->user, p->dev, p->n));
+        break;
+    case 1:
+        CK(up ? cuMemcpyHtoD(p->dev, p->pin, p->n) : cuMemcpyDtoH(p->pin, p->dev, p->n));
+        break;
+    case 2:
+        CK(up ? cuMemcpyHtoDAsync(p->dev, p->pin, 4, p->s)
+              : cuMemcpyDtoHAsync(p->pin, p->dev, 4, p->s));
+        CK(cuEventRecord(p->ev[0], p->s));
+        CK(cuEventSynchronize(p->ev[0]));
+        break;
+    case 3: checks(p); break;
+    case 4: up ? memcpy(p->pin, p->user, p->n) : memcpy(p->user, p->pin, p->n); break;
+    case 5: up ? up_chunks(p, p->n, 1) : down_chunks(p, p->n, 1); break;
+    case 6: up ? up_chunks(p, CHUNK, 1) : down_chunks(p, CHUNK, 1); break;
+    case 7: up ? up_chunks(p, p->n, p->nt) : down_chunks(p, p->n, p->nt); break;
+    case 8: up ? up_chunks(p, quarter(p->n), p->nt) : down_chunks(p, quarter(p->n), p->nt); break;
+    }
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Wrong bytes after way w: an upload read back through the page-locked
+ * buffer, a download compared with the pattern. */
+static long wrong(probe_t *p, int w, int up, const char *want)
+{
+    if (w == 2 || w == 3 || (up && w == 4))
+        return 0; /* moves no whole copy to where it is checked */
+    if (up) {
+        char *back = malloc(p->n);
+        CK(cuMemcpyDtoH(back, p->dev, p->n));
+        long bad = memcmp(back, want, p->n) != 0;
+        free(back);
+        CK(cuMemsetD32(p->dev, 0, p->n / 4));
+        return bad;
+    }
+    long bad = w != 1 && memcmp(p->user, want, p->n) != 0;
+    memset(p->user, 0, p->n);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned nt = argc > 1 ? (unsigned)atoi(argv[1]) : 4;
+    int iters = argc > 2 ? atoi(argv[2]) : 200;
+    if (nt < 2 || nt > MAXT || iters < 1)
+        return 2;
+    CUdevice d;
+    CUcontext c;
+    linked_context(&d, &c);
+    pthread_t th;
+    for (unsigned t = 1; t < nt; t++)
+        pthread_create(&th, NULL, worker, (void *)(uintptr_t)t);
+    static const size_t sizes[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
+    double *ts = malloc(sizeof(double) * (size_t)iters);
+    for (unsigned si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        probe_t p = {.n = sizes[si], .nt = nt};
+        CK(cuMemAlloc(&p.dev, p.n));
+        CK(cuMemHostAlloc((void **)&p.pin, p.n, 0));
+        CK(cuStreamCreate(&p.s, CU_STREAM_NON_BLOCKING));
+        for (unsigned k = 0; k < 64; k++)
+            CK(cuEventCreate(&p.ev[k], CU_EVENT_DISABLE_TIMING));
+        p.user = malloc(p.n);
+        char *want = malloc(p.n);
+        for (size_t i = 0; i < p.n; i++)
+            want[i] = (char)(rand() >> 7);
+        for (int up = 1; up >= 0; up--) {
+            double *all = malloc(sizeof(double) * NW * (size_t)iters);
+            long bad[NW] = {0};
+            for (int it = -WARM; it < iters; it++)
+                for (int w = 0; w < NW; w++) {
+                    if (up)
+                        memcpy(p.user, want, p.n);
+                    else
+                        CK(cuMemcpyHtoD(p.dev, want, p.n));
+                    double t0 = now_us();
+                    run(&p, w, up);
+                    double t1 = now_us();
+                    if (it >= 0)
+                        all[w * iters + it] = t1 - t0;
+                    if (it >= 0 && it < 3)
+                        bad[w] += wrong(&p, w, up, want);
+                }
+            for (int w = 0; w < NW; w++) {
+                memcpy(ts, all + w * iters, sizeof(double) * (size_t)iters);
+                qsort(ts, (size_t)iters, sizeof *ts, cmp);
+                printf("stageprobe %s %5zu KiB %-7s %9.2f us (%.1f GB/s) T=%u bad=%ld\n",
+                       up ? "htod" : "dtoh", p.n >> 10, way[w], ts[iters / 2],
+                       (double)p.n / ts[iters / 2] / 1e3, nt, bad[w]);
+            }
+            free(all);
+        }
+        for (unsigned k = 0; k < 64; k++)
+            CK(cuEventDestroy(p.ev[k]));
+        CK(cuStreamDestroy(p.s));
+        CK(cuMemFreeHost(p.pin));
+        CK(cuMemFree(p.dev));
+        free(p.user);
+        free(want);
+    }
+    free(ts);
+    return 0;
+}
