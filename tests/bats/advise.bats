@@ -274,3 +274,50 @@ check_row() {
     [ "${b[8]}" = no ]
     [ "${b[11]}" = 1/5 ]
 }
+
+# tstand CMD...: tests/corpus/tune-check.sh's stand-in: CMD's output lines as
+# its check lines ("digest: " before each; with CHECK_TUNE=1 the table's switch
+# too, so that a tuned run differs), and its run time in microseconds as
+# phase_ms.
+make_tstand() {
+    cat >"$T/tstand" <<'SH'
+#!/bin/sh
+t0=$(date +%s%N)
+out=$("$@") || exit 1
+echo "$out" | sed 's/^/digest: /'
+[ "${CHECK_TUNE:-0}" = 1 ] && echo "digest: tune=${GPUACCEL_TUNE:-0}"
+echo "phase_ms: $(( ($(date +%s%N) - t0) / 1000 ))"
+SH
+    chmod +x "$T/tstand"
+}
+
+@test "tests/corpus/tune-check.sh: the busiest kernels tuned, the table against the defaults" {
+    command -v python3 >/dev/null || skip "no python3"
+    make_tstand
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_TUNE_BEGIN= \
+        GA_TUNE_PROGRAMS="adds $T/tstand $PROGS/door_getproc $PTX" GA_TUNE_ROUNDS=2 \
+        OUT="$T/out" sh "$GA_SRC/tests/corpus/tune-check.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # the profile's two kernels, add the busier; the tuner's entry for add; both
+    # ways' check lines equal in every run
+    grep -Eq '^# adds: +[0-9.]+ ms +20 launches +add$' "$T/out/tune-check.txt"
+    grep -Eq '^# adds: +[0-9.]+ ms +1 launches +fill$' "$T/out/tune-check.txt"
+    grep -q '^add sm_90 32,1,1 128,1,1 0 -> 4,1,1 1024,1,1 threads$' "$T/out/tune-check/adds/tune.table"
+    read -r -a a <<<"$(check_row "$T/out/tune-check.txt" adds)"
+    [ "${a[1]}" = 2 ] && [ "${a[2]}" = 1 ] && [ "${a[6]}" = agree, ]
+    [ "$(ls "$T"/out/tune-check/adds/tuned-*.log | wc -l)" -eq 3 ]
+}
+
+@test "tests/corpus/tune-check.sh: a program without kernels, and a tuned run that differs, fail" {
+    command -v python3 >/dev/null || skip "no python3"
+    make_tstand
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_TUNE_BEGIN= \
+        GA_TUNE_PROGRAMS="none $T/tstand true;odd env CHECK_TUNE=1 $T/tstand $PROGS/door_getproc $PTX" \
+        GA_TUNE_ROUNDS=1 OUT="$T/out" sh "$GA_SRC/tests/corpus/tune-check.sh"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    has_words '# none: no kernel timed'
+    read -r -a o <<<"$(check_row "$T/out/tune-check.txt" odd)"
+    [ "${o[6]}" = DIFFER ]
+}

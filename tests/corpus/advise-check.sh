@@ -75,7 +75,7 @@ fi
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 cat >"$w/check.py" <<'PY'
-import json, math, os, re, shlex, subprocess, sys, time
+import json, math, os, re, subprocess, sys, time
 from itertools import combinations
 
 E = os.environ
@@ -111,40 +111,14 @@ for k in ("GA_TOOL",):
     clean[k] = E[k]  # stand-ins may ask `gpuaccel env` what they run under
 
 # ---- the programs -------------------------------------------------------------------
-progs = []  # (id, project, argv)
-if E.get("GA_ADVISE_PROGRAMS"):
-    for entry in E["GA_ADVISE_PROGRAMS"].split(";"):
-        words = shlex.split(entry)
-        if len(words) >= 2:
-            progs.append((words[0], words[0], words[1:]))
-else:
-    C = E.get("GA_CORPUS") or os.path.join(src, ".carry/corpus")
-    def bin_of(p):
-        for d in (E.get("GA_CORPUS_BIN") or "", os.path.join(C, "bin")):
-            if d and os.access(os.path.join(d, p), os.X_OK):
-                return os.path.join(d, p)
-    for pid, proj, extra in (("sppark_ntt", "sppark", []), ("risc0_poseidon2", "risc0", ["poseidon2"]),
-                             ("risc0_sha256", "risc0", ["sha256"]), ("stwo_commit", "stwo", []),
-                             ("icicle_groth16", "icicle", [])):
-        b = bin_of(proj)
-        if b:
-            progs.append(("%s_%s" % (pid, size), proj, [b, size] + extra))
-        else:
-            print("# note: %s: no driver built (GA_CORPUS_BIN; tests/corpus/build.sh): left out" % pid)
-if only:
-    progs = [p for p in progs if p[0] in only or p[1] in only or re.sub(r"_\d+$", "", p[0]) in only]
+sys.path.insert(0, os.path.join(src, "tests/corpus/common"))
+from programs import programs, median, noise  # noqa: E402
+
+progs = programs(src, size, only, E.get("GA_ADVISE_PROGRAMS"), E.get("GA_CORPUS_BIN"),
+                 E.get("GA_CORPUS"))
 if not progs:
     print("SKIP: no program to check (GA_ADVISE_ONLY, GA_CORPUS_BIN, GA_ADVISE_PROGRAMS)")
     sys.exit(77)
-
-def median(v):
-    s = sorted(v)
-    n = len(s)
-    return float("nan") if not n else s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-
-def noise(v):  # the runs' own spread: 1.4826 MAD, at least 2% of the median
-    m = median(v)
-    return max(0.02 * m, 1.4826 * median([abs(x - m) for x in v])) if v else float("nan")
 
 def run_tool(args, log, env=None):
     with open(log, "w") as f:

@@ -1,0 +1,184 @@
+#!/bin/sh
+# tune-check.sh (GPU) - the tuner on real prover code. For each corpus program
+# (tests/corpus/corpus.sh's, at one size, and stwo-gpu's whole proof):
+#  1. its busiest kernels by GPU time inside the timed phase: `gpuaccel profile
+#     --kernels --phase BEGIN END` (every feature off);
+#  2. the tuner on those alone: `gpuaccel tune --kernel NAME,...`: the table's
+#     entries (configurations proved bit-identical and faster) and its verdict
+#     lines (what was tried and why nothing was kept);
+#  3. what the table gains: the defaults, with and without it (GPUACCEL_TUNE=1
+#     GPUACCEL_TUNE_TABLE), GA_TUNE_ROUNDS alternating rounds (the order
+#     swapped each round) timed by the program's metric, every run's check
+#     lines compared with the first's.
+#
+# usage: [GA_CORPUS_BIN=DIR] [GA_TUNE_ONLY="stwo icicle"] [OUT=DIR] sh tests/corpus/tune-check.sh
+#   GA_CORPUS_BIN       the built drivers (tests/corpus/build.sh DEST); else
+#                       $GA_CORPUS/bin (GA_CORPUS: default .carry/corpus of the tree)
+#   GA_TUNE_ONLY        programs to check: a project, a program or an id (as
+#                       advise-check.sh's GA_ADVISE_ONLY); default all
+#   GA_TUNE_SIZE        log2 size of every program (default 20)
+#   GA_TUNE_TOP         the busiest kernels tuned (default 10)
+#   GA_TUNE_ROUNDS      alternating rounds of the A/B (default 5)
+#   GA_TUNE_METRIC      the metric (default '^phase_ms: *([0-9.]+)')
+#   GA_TUNE_DIGEST      the check lines (default '^digest: ')
+#   GA_TUNE_BEGIN, GA_TUNE_END
+#                       the lines around the timed phase (default '^phase: begin'
+#                       and '^phase: end'; GA_TUNE_BEGIN set empty: the whole process)
+#   GA_TUNE_PROGRAMS    other programs in place of the corpus (stand-ins):
+#                       'ID CMD ARGS...;ID CMD ARGS...'; no GPU is required then
+#   GA_TOOL, GA_LIB     gpuaccel and libgpuaccel.so (default: tools/gpuaccel and
+#                       .libs/libgpuaccel.so of the tree)
+# Prints one table (also to $OUT/tune-check.txt, or tune-check-WORDS.txt with
+# GA_TUNE_ONLY); each program's profile, table and logs go to
+# $OUT/tune-check/ID/. Exit status: 0 when every profile and tuner run worked
+# and every run's check lines agreed, 1 otherwise, 77 when nothing ran.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+GA_SRC=${GA_SRC:-$src}
+GA_TOOL=${GA_TOOL:-$src/tools/gpuaccel}
+GA_LIB=${GA_LIB:-$src/.libs/libgpuaccel.so}
+export GA_SRC GA_TOOL GA_LIB
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: tune-check needs python3"; exit 77; }
+[ -x "$GA_TOOL" ] || { echo "FAIL: no gpuaccel at $GA_TOOL (GA_TOOL)"; exit 1; }
+[ -f "$GA_LIB" ] || { echo "FAIL: no library at $GA_LIB (GA_LIB)"; exit 1; }
+if [ -z "${GA_TUNE_PROGRAMS:-}" ]; then
+    . "$GA_SRC/tests/gpu/common.sh"
+    require_gpu tune-check
+fi
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+cat >"$w/check.py" <<'PY'
+import json, os, re, subprocess, sys
+
+E = os.environ
+src, tool, lib = E["GA_SRC"], E["GA_TOOL"], E["GA_LIB"]
+sys.path.insert(0, os.path.join(src, "tests/corpus/common"))
+from programs import programs, median, noise  # noqa: E402
+
+work = sys.argv[1]
+size = E.get("GA_TUNE_SIZE") or "20"
+top = int(E.get("GA_TUNE_TOP") or 10)
+rounds = int(E.get("GA_TUNE_ROUNDS") or 5)
+metric_re = re.compile(E.get("GA_TUNE_METRIC") or r"^phase_ms: *([0-9.]+)", re.M)
+digest_re = re.compile(E.get("GA_TUNE_DIGEST") or r"^digest: ")
+begin = E.get("GA_TUNE_BEGIN", r"^phase: begin")
+end = E.get("GA_TUNE_END") or r"^phase: end"
+only = (E.get("GA_TUNE_ONLY") or "").split()
+out_dir = E.get("OUT") or ""
+clean = {k: v for k, v in E.items() if not k.startswith("GPUACCEL") and k != "LD_PRELOAD"}
+
+progs = programs(src, size, only, E.get("GA_TUNE_PROGRAMS"), E.get("GA_CORPUS_BIN"),
+                 E.get("GA_CORPUS"), more=(("stwo_proof", "stwo", ["8", "proof"]),))
+if not progs:
+    print("SKIP: no program to check (GA_TUNE_ONLY, GA_CORPUS_BIN, GA_TUNE_PROGRAMS)")
+    sys.exit(77)
+
+
+def run(argv, log, env):
+    """(exit status, output) of argv, its output also kept in log."""
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, env=env)
+    text = p.stdout.decode(errors="replace")
+    with open(log, "w") as f:
+        f.write(text)
+    return p.returncode, text
+
+
+def busiest(d):
+    """The profile's kernels by GPU time, busiest first: [(name, launches, ns)]."""
+    best = []
+    for f in sorted(os.listdir(d)):
+        if not (f.startswith("profile") and f.endswith(".json")) or f.endswith("trace.json"):
+            continue
+        try:
+            ks = json.load(open(os.path.join(d, f))).get("kernels", [])
+        except (OSError, ValueError):
+            continue
+        if isinstance(ks, dict):  # a process's own profile: {"list": [...], ...}
+            ks = ks.get("list", [])
+        rows = sorted(((k["name"], k["launches"], k["gpu_ns"]) for k in ks), key=lambda r: -r[2])
+        if sum(r[2] for r in rows) > sum(r[2] for r in best):
+            best = rows  # a stand-in's shell writes one too: the one with GPU work
+    return best
+
+
+lines, bad = [], 0
+for pid, proj, cmd in progs:
+    d = os.path.join(out_dir or work, "tune-check", pid)
+    os.makedirs(d, exist_ok=True)
+    note = lambda s: lines.append("# %s: %s" % (pid, s))
+    window = ["--phase", begin, end] if begin else []
+    rc, _ = run([tool, "profile", "--kernels", "--lib", lib, "--force", "-o",
+                 os.path.join(d, "profile")] + window + ["--"] + cmd,
+                os.path.join(d, "profile.log"), clean)
+    ks = busiest(d)[:top]
+    if not ks:
+        note("no kernel timed (profile exited %d; see profile.log)" % rc)
+        bad += 1
+        continue
+    total = sum(k[2] for k in busiest(d))
+    note("busiest %d kernels: %.1f of %.1f ms of kernel time in the phase" %
+         (len(ks), sum(k[2] for k in ks) / 1e6, total / 1e6))
+    for name, n, ns in ks:
+        note("  %9.3f ms %6d launches  %s" % (ns / 1e6, n, name))
+    table = os.path.join(d, "tune.table")
+    rc, out = run([tool, "tune", "--lib", lib, "--force", "-o", table, "--kernel",
+                   ",".join(k[0] for k in ks), "--"] + cmd, os.path.join(d, "tune.log"), clean)
+    try:
+        tl = open(table).read().splitlines()
+    except OSError:
+        tl = []
+    entries = [l for l in tl if l.strip() and not l.startswith("#")]
+    verdicts = [l for l in tl if re.match(r"# (verified|no|tried)\b", l)]
+    if rc != 0 or not tl:
+        note("the tuner failed (exit %d; see tune.log)" % rc)
+        bad += 1
+        continue
+    for l in verdicts[:2 * top]:
+        note("  table: %s" % l[2:200])
+    row = [pid, str(len(ks)), str(len(entries))]
+    if not entries:
+        lines.append("%-22s %7s %7s %10s %10s %8s %s" % tuple(row + ["-", "-", "-", "no entry"]))
+        continue
+    # The defaults with and without the table, alternating.
+    base = dict(clean, LD_PRELOAD=lib)
+    ways = (("defaults", base),
+            ("tuned", dict(base, GPUACCEL_TUNE="1", GPUACCEL_TUNE_TABLE=table)))
+    times, first, agree = {w: [] for w, _ in ways}, None, True
+    for r in range(rounds + 1):  # round 0: warm-up, untimed
+        for w, env in (ways if r % 2 else ways[::-1]):
+            rc, text = run(cmd, os.path.join(d, "%s-%d.log" % (w, r)), env)
+            m = metric_re.search(text)
+            check = [l for l in text.splitlines() if digest_re.search(l)]
+            if rc != 0 or not m or not check:
+                agree = False
+                note("%s run %d: exit %d, %s" % (w, r, rc, "no metric" if not m else
+                                                  "no check line" if not check else "failed"))
+                continue
+            first = first or check
+            agree &= check == first
+            if r:
+                times[w].append(float(m.group(1)))
+    md, mt = median(times["defaults"]), median(times["tuned"])
+    verdict = "agree" if agree else "DIFFER"
+    if agree and mt == mt and md == md:
+        spread = noise(times["defaults"]) + noise(times["tuned"])
+        verdict += ", gain beyond noise" if md - mt > spread else ", within noise"
+    bad += not agree
+    lines.append("%-22s %7s %7s %10.3f %10.3f %7.3fx %s" % tuple(
+        row + [md, mt, md / mt if mt else float("nan"), verdict]))
+
+head = ("%-22s %7s %7s %10s %10s %8s %s" %
+        ("program", "kernels", "entries", "defaults", "tuned", "gain", "runs"))
+text = "\n".join(["# tune-check: the %d busiest kernels by the profile, tuned; %d alternating "
+                  "rounds after a warm-up, medians of %s" % (top, rounds, metric_re.pattern),
+                  head] + lines) + "\n"
+print(text, end="")
+if out_dir:
+    name = "tune-check%s.txt" % ("-" + "-".join(only) if only else "")
+    with open(os.path.join(out_dir, name), "w") as f:
+        f.write(text)
+sys.exit(1 if bad else 0)
+PY
+python3 "$w/check.py" "$w"
