@@ -24,52 +24,10 @@
 
 #include "../../tests/progs/linked.h" /* CK, linked_context */
 #include "../clock.h"
+#include "spincopy.h"
 #include "features/coalesce/pcopy.h"
 
 enum { MAXC = 64, MAXT = 4 };
-
-/* A pool of threads that each copy one part of a memcpy, woken by a
- * generation counter (spinning: the probe asks what the copy could cost). */
-static struct {
-    _Atomic unsigned gen, done;
-    char *dst;
-    const char *src;
-    size_t len;
-    unsigned nt;
-} job;
-
-static void part(unsigned t)
-{
-    size_t per = (job.len / job.nt + 63) & ~(size_t)63;
-    size_t off = per * t;
-    if (off < job.len)
-        memcpy(job.dst + off, job.src + off, off + per > job.len ? job.len - off : per);
-}
-
-static void *worker(void *arg)
-{
-    unsigned t = (unsigned)(uintptr_t)arg, seen = 0;
-    for (;;) {
-        unsigned g;
-        while ((g = atomic_load(&job.gen)) == seen)
-            ;
-        seen = g;
-        if (t < job.nt)
-            part(t);
-        atomic_fetch_add(&job.done, 1);
-    }
-    return NULL;
-}
-
-static void par_copy(char *dst, const char *src, size_t len, unsigned nt)
-{
-    job.dst = dst, job.src = src, job.len = len, job.nt = nt;
-    atomic_store(&job.done, 0);
-    atomic_fetch_add(&job.gen, 1);
-    part(0);
-    while (atomic_load(&job.done) < MAXT - 1)
-        ;
-}
 
 int main(int argc, char **argv)
 {
@@ -94,9 +52,7 @@ int main(int argc, char **argv)
     }
     char *user = malloc(bytes), *want = malloc(bytes);
     memset(user, 0, bytes);
-    pthread_t th;
-    for (unsigned t = 1; t < MAXT; t++)
-        pthread_create(&th, NULL, worker, (void *)(uintptr_t)t);
+    spin_start(MAXT - 1);
     const char *names[] = {"driver", "pinned", "mirror-pin", "mirror-heap", "mirror-2",
                            "mirror-4", "pcopy"};
     enum { NV = 7 };
@@ -114,8 +70,8 @@ int main(int argc, char **argv)
                     break;
                 case 2: memcpy(user, pin[k], bytes); break;
                 case 3: memcpy(user, heap[k], bytes); break;
-                case 4: par_copy(user, heap[k], bytes, 2); break;
-                case 5: par_copy(user, heap[k], bytes, 4); break;
+                case 4: spin_copy(user, heap[k], bytes, 2); break;
+                case 5: spin_copy(user, heap[k], bytes, 4); break;
                 case 6: ga_pcopy(user, heap[k], bytes); break;
                 }
             }

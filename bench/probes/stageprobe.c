@@ -23,8 +23,6 @@
  *   bench/probes/stageprobe.c -lcuda -lpthread */
 #define _GNU_SOURCE
 #include <cuda.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,51 +31,11 @@
 
 #include "../../tests/progs/linked.h" /* CK, linked_context */
 #include "../clock.h"
+#include "spincopy.h"
 
 enum { MAXT = 16, CHUNK = 64 << 10, NW = 9, WARM = 20 };
 static const char *const way[NW] = {"driver", "dma", "api", "checks", "memcpy",
                                     "one",    "pipe-1", "par-T", "pipe-T"};
-
-/* Spinning workers, each copying its share of the posted memcpy (the probe
- * asks what the copy could cost, not what waking a thread costs). */
-static struct {
-    _Atomic unsigned gen, done;
-    char *dst;
-    const char *src;
-    size_t len;
-    unsigned nt;
-} job;
-
-static void part(unsigned t)
-{
-    size_t per = (job.len / job.nt + 63) & ~(size_t)63, off = per * t;
-    if (off < job.len)
-        memcpy(job.dst + off, job.src + off, off + per > job.len ? job.len - off : per);
-}
-
-static void *worker(void *arg)
-{
-    unsigned t = (unsigned)(uintptr_t)arg, seen = 0;
-    for (;;) {
-        unsigned g;
-        while ((g = atomic_load(&job.gen)) == seen)
-            ;
-        seen = g;
-        part(t);
-        atomic_fetch_add(&job.done, 1);
-    }
-    return NULL;
-}
-
-static void par_copy(char *dst, const char *src, size_t len, unsigned nt)
-{
-    job.dst = dst, job.src = src, job.len = len, job.nt = nt;
-    atomic_store(&job.done, 0);
-    atomic_fetch_add(&job.gen, 1);
-    part(0);
-    while (atomic_load(&job.done) < nt - 1)
-        ;
-}
 
 typedef struct {
     CUdeviceptr dev;
@@ -117,7 +75,7 @@ static void up_chunks(probe_t *p, size_t chunk, unsigned nt)
     for (size_t off = 0; off < p->n; off += chunk, k++) {
         size_t len = p->n - off < chunk ? p->n - off : chunk;
         if (nt > 1)
-            par_copy(p->pin + off, p->user + off, len, nt);
+            spin_copy(p->pin + off, p->user + off, len, nt);
         else
             memcpy(p->pin + off, p->user + off, len);
         CK(cuMemcpyHtoDAsync(p->dev + off, p->pin + off, len, p->s));
@@ -141,7 +99,7 @@ static void down_chunks(probe_t *p, size_t chunk, unsigned nt)
         size_t len = p->n - off < chunk ? p->n - off : chunk;
         CK(cuEventSynchronize(p->ev[k]));
         if (nt > 1)
-            par_copy(p->user + off, p->pin + off, len, nt);
+            spin_copy(p->user + off, p->pin + off, len, nt);
         else
             memcpy(p->user + off, p->pin + off, len);
     }
@@ -205,9 +163,7 @@ int main(int argc, char **argv)
     CUdevice d;
     CUcontext c;
     linked_context(&d, &c);
-    pthread_t th;
-    for (unsigned t = 1; t < nt; t++)
-        pthread_create(&th, NULL, worker, (void *)(uintptr_t)t);
+    spin_start(nt - 1);
     static const size_t sizes[] = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
     double *ts = malloc(sizeof(double) * (size_t)iters);
     for (unsigned si = 0; si < sizeof sizes / sizeof *sizes; si++) {

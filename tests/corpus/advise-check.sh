@@ -58,22 +58,8 @@
 # timed run) go to $OUT/advise-check/ID/. Exit status: 0 when every pick is within
 # 10% of the best subset and ab reproduces it, 1 otherwise, 77 when nothing ran.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
-GA_SRC=${GA_SRC:-$src}
-export GA_SRC
-GA_TOOL=${GA_TOOL:-$src/tools/gpuaccel}
-GA_LIB=${GA_LIB:-$src/.libs/libgpuaccel.so}
-export GA_TOOL GA_LIB
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: advise-check needs python3"; exit 77; }
-[ -x "$GA_TOOL" ] || { echo "FAIL: no gpuaccel at $GA_TOOL (GA_TOOL)"; exit 1; }
-[ -f "$GA_LIB" ] || { echo "FAIL: no library at $GA_LIB (GA_LIB)"; exit 1; }
-if [ -z "${GA_ADVISE_PROGRAMS:-}" ]; then
-    . "$GA_SRC/tests/gpu/common.sh"
-    require_gpu advise-check
-fi
-w=$(mktemp -d)
-trap 'rm -rf "$w"' EXIT
+check_name=advise-check check_stand_ins=${GA_ADVISE_PROGRAMS:-}
+. "$(dirname "$0")/common/check.sh"
 cat >"$w/check.py" <<'PY'
 import json, math, os, re, subprocess, sys, time
 from itertools import combinations

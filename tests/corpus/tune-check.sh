@@ -33,21 +33,8 @@
 # $OUT/tune-check/ID/. Exit status: 0 when every profile and tuner run worked
 # and every run's check lines agreed, 1 otherwise, 77 when nothing ran.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
-GA_SRC=${GA_SRC:-$src}
-GA_TOOL=${GA_TOOL:-$src/tools/gpuaccel}
-GA_LIB=${GA_LIB:-$src/.libs/libgpuaccel.so}
-export GA_SRC GA_TOOL GA_LIB
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: tune-check needs python3"; exit 77; }
-[ -x "$GA_TOOL" ] || { echo "FAIL: no gpuaccel at $GA_TOOL (GA_TOOL)"; exit 1; }
-[ -f "$GA_LIB" ] || { echo "FAIL: no library at $GA_LIB (GA_LIB)"; exit 1; }
-if [ -z "${GA_TUNE_PROGRAMS:-}" ]; then
-    . "$GA_SRC/tests/gpu/common.sh"
-    require_gpu tune-check
-fi
-w=$(mktemp -d)
-trap 'rm -rf "$w"' EXIT
+check_name=tune-check check_stand_ins=${GA_TUNE_PROGRAMS:-}
+. "$(dirname "$0")/common/check.sh"
 cat >"$w/check.py" <<'PY'
 import json, os, re, subprocess, sys
 
