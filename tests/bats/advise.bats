@@ -305,7 +305,9 @@ SH
     grep -Eq '^# adds: +[0-9.]+ ms +1 launches +fill$' "$T/out/tune-check.txt"
     grep -q '^add sm_90 32,1,1 128,1,1 0 -> 4,1,1 1024,1,1 threads$' "$T/out/tune-check/adds/tune.table"
     read -r -a a <<<"$(check_row "$T/out/tune-check.txt" adds)"
-    [ "${a[1]}" = 2 ] && [ "${a[2]}" = 1 ] && [ "${a[6]}" = agree, ]
+    [ "${a[1]}" = 2 ]
+    [ "${a[2]}" = 1 ]
+    [ "${a[6]}" = agree, ]
     [ "$(ls "$T"/out/tune-check/adds/tuned-*.log | wc -l)" -eq 3 ]
 }
 
