@@ -21,7 +21,9 @@ static struct {
 
 static void spin_part(unsigned t)
 {
-    size_t per = (spin_job.len / spin_job.nt + 63) & ~(size_t)63, off = per * t;
+    /* parts of a whole number of cache lines covering len: nt * per >= len */
+    size_t per = ((spin_job.len + spin_job.nt - 1) / spin_job.nt + 63) & ~(size_t)63,
+           off = per * t;
     if (t < spin_job.nt && off < spin_job.len)
         memcpy(spin_job.dst + off, spin_job.src + off,
                off + per > spin_job.len ? spin_job.len - off : per);
@@ -54,6 +56,8 @@ static void spin_copy(char *dst, const char *src, size_t len, unsigned nt)
 {
     if (nt > spin_job.workers + 1)
         nt = spin_job.workers + 1;
+    if (nt == 0)
+        nt = 1;
     spin_job.dst = dst, spin_job.src = src, spin_job.len = len, spin_job.nt = nt;
     atomic_store(&spin_job.done, 0);
     atomic_fetch_add(&spin_job.gen, 1);

@@ -147,6 +147,7 @@ static long wrong(probe_t *p, int w, int up, const char *want)
         long bad = memcmp(back, want, p->n) != 0;
         free(back);
         CK(cuMemsetD32(p->dev, 0, p->n / 4));
+        CK(cuCtxSynchronize()); /* landed before the next way's DMAs on p->s */
         return bad;
     }
     long bad = w != 1 && memcmp(p->user, want, p->n) != 0;
@@ -184,8 +185,10 @@ int main(int argc, char **argv)
                 for (int w = 0; w < NW; w++) {
                     if (up)
                         memcpy(p.user, want, p.n);
-                    else
+                    else { /* a pageable upload's last DMA may still run: wait */
                         CK(cuMemcpyHtoD(p.dev, want, p.n));
+                        CK(cuCtxSynchronize());
+                    }
                     double t0 = now_us();
                     run(&p, w, up);
                     double t1 = now_us();

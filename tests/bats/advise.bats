@@ -278,10 +278,11 @@ check_row() {
 # tstand CMD...: tests/corpus/tune-check.sh's stand-in: CMD's output lines as
 # its check lines ("digest: " before each; with CHECK_TUNE=1 the table's switch
 # too, so that a tuned run differs), and its run time in microseconds as
-# phase_ms.
+# phase_ms; with FAIL_TUNED=1 a tuned run exits 3.
 make_tstand() {
     cat >"$T/tstand" <<'SH'
 #!/bin/sh
+[ "${FAIL_TUNED:-0}" = 1 ] && [ "${GPUACCEL_TUNE:-0}" = 1 ] && exit 3
 t0=$(date +%s%N)
 out=$("$@") || exit 1
 echo "$out" | sed 's/^/digest: /'
@@ -311,15 +312,18 @@ SH
     [ "$(ls "$T"/out/tune-check/adds/tuned-*.log | wc -l)" -eq 3 ]
 }
 
-@test "tests/corpus/tune-check.sh: a program without kernels, and a tuned run that differs, fail" {
+@test "tests/corpus/tune-check.sh: no kernels, a tuned run that differs or fails: each a failure" {
     command -v python3 >/dev/null || skip "no python3"
     make_tstand
     run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_TUNE_BEGIN= \
-        GA_TUNE_PROGRAMS="none $T/tstand true;odd env CHECK_TUNE=1 $T/tstand $PROGS/door_getproc $PTX" \
+        GA_TUNE_PROGRAMS="none $T/tstand true;odd env CHECK_TUNE=1 $T/tstand $PROGS/door_getproc $PTX;broke env FAIL_TUNED=1 $T/tstand $PROGS/door_getproc $PTX" \
         GA_TUNE_ROUNDS=1 OUT="$T/out" sh "$GA_SRC/tests/corpus/tune-check.sh"
     echo "$output"
     [ "$status" -eq 1 ]
     has_words '# none: no kernel timed'
     read -r -a o <<<"$(check_row "$T/out/tune-check.txt" odd)"
     [ "${o[6]}" = DIFFER ]
+    read -r -a b <<<"$(check_row "$T/out/tune-check.txt" broke)"
+    [ "${b[6]}" = FAILED ]
+    grep -qx '# broke: tuned run 1: exit 3' "$T/out/tune-check.txt"
 }

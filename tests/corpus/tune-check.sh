@@ -91,7 +91,28 @@ def busiest(d):
 
 
 lines, bad = [], 0
-for pid, proj, cmd in progs:
+
+
+def table():
+    head = ("%-22s %7s %7s %10s %10s %8s %s" %
+            ("program", "kernels", "entries", "defaults", "tuned", "gain", "runs"))
+    return "\n".join(["# tune-check: the %d busiest kernels by the profile, tuned; %d alternating "
+                      "rounds after a warm-up, medians of %s" % (top, rounds, metric_re.pattern),
+                      head] + lines) + "\n"
+
+
+def save():
+    """The table so far, after each program: a time limit that stops the
+    check keeps what it found."""
+    if out_dir:
+        name = "tune-check%s.txt" % ("-" + "-".join(only) if only else "")
+        with open(os.path.join(out_dir, name), "w") as f:
+            f.write(table())
+
+
+def check_one(pid, cmd):
+    """Profile, tune and time one program; its lines go to `lines`. Returns 1
+    when something failed or differed, else 0."""
     d = os.path.join(out_dir or work, "tune-check", pid)
     os.makedirs(d, exist_ok=True)
     note = lambda s: lines.append("# %s: %s" % (pid, s))
@@ -102,70 +123,66 @@ for pid, proj, cmd in progs:
     ks = busiest(d)[:top]
     if not ks:
         note("no kernel timed (profile exited %d; see profile.log)" % rc)
-        bad += 1
-        continue
+        return 1
     total = sum(k[2] for k in busiest(d))
     note("busiest %d kernels: %.1f of %.1f ms of kernel time in the phase" %
          (len(ks), sum(k[2] for k in ks) / 1e6, total / 1e6))
     for name, n, ns in ks:
         note("  %9.3f ms %6d launches  %s" % (ns / 1e6, n, name))
-    table = os.path.join(d, "tune.table")
-    rc, out = run([tool, "tune", "--lib", lib, "--force", "-o", table, "--kernel",
+    tpath = os.path.join(d, "tune.table")
+    rc, out = run([tool, "tune", "--lib", lib, "--force", "-o", tpath, "--kernel",
                    ",".join(k[0] for k in ks), "--"] + cmd, os.path.join(d, "tune.log"), clean)
     try:
-        tl = open(table).read().splitlines()
+        tl = open(tpath).read().splitlines()
     except OSError:
         tl = []
     entries = [l for l in tl if l.strip() and not l.startswith("#")]
     verdicts = [l for l in tl if re.match(r"# (verified|no|tried)\b", l)]
     if rc != 0 or not tl:
         note("the tuner failed (exit %d; see tune.log)" % rc)
-        bad += 1
-        continue
+        return 1
     for l in verdicts[:2 * top]:
         note("  table: %s" % l[2:200])
     row = [pid, str(len(ks)), str(len(entries))]
     if not entries:
         lines.append("%-22s %7s %7s %10s %10s %8s %s" % tuple(row + ["-", "-", "-", "no entry"]))
-        continue
+        return 0
     # The defaults with and without the table, alternating.
     base = dict(clean, LD_PRELOAD=lib)
     ways = (("defaults", base),
-            ("tuned", dict(base, GPUACCEL_TUNE="1", GPUACCEL_TUNE_TABLE=table)))
-    times, first, agree = {w: [] for w, _ in ways}, None, True
+            ("tuned", dict(base, GPUACCEL_TUNE="1", GPUACCEL_TUNE_TABLE=tpath)))
+    times, first, agree, failed = {w: [] for w, _ in ways}, None, True, False
     for r in range(rounds + 1):  # round 0: warm-up, untimed
         for w, env in (ways if r % 2 else ways[::-1]):
             rc, text = run(cmd, os.path.join(d, "%s-%d.log" % (w, r)), env)
             m = metric_re.search(text)
             check = [l for l in text.splitlines() if digest_re.search(l)]
             if rc != 0 or not m or not check:
-                agree = False
-                note("%s run %d: exit %d, %s" % (w, r, rc, "no metric" if not m else
-                                                  "no check line" if not check else "failed"))
+                failed = True
+                note("%s run %d: %s" % (w, r, "exit %d" % rc if rc else
+                                         "no metric" if not m else "no check line"))
                 continue
             first = first or check
             agree &= check == first
             if r:
                 times[w].append(float(m.group(1)))
     md, mt = median(times["defaults"]), median(times["tuned"])
-    verdict = "agree" if agree else "DIFFER"
-    if agree and mt == mt and md == md:
+    verdict = "FAILED" if failed else "agree" if agree else "DIFFER"
+    if verdict == "agree" and mt == mt and md == md:
         spread = noise(times["defaults"]) + noise(times["tuned"])
         verdict += ", gain beyond noise" if md - mt > spread else ", within noise"
-    bad += not agree
-    lines.append("%-22s %7s %7s %10.3f %10.3f %7.3fx %s" % tuple(
-        row + [md, mt, md / mt if mt else float("nan"), verdict]))
+    num = lambda x, f: "-" if x != x else f % x  # nan (no run timed): "-"
+    lines.append("%-22s %7s %7s %10s %10s %8s %s" % tuple(
+        row + [num(md, "%.3f"), num(mt, "%.3f"), num(md / mt if mt else float("nan"), "%.3fx"),
+               verdict]))
+    return int(verdict in ("FAILED", "DIFFER"))
 
-head = ("%-22s %7s %7s %10s %10s %8s %s" %
-        ("program", "kernels", "entries", "defaults", "tuned", "gain", "runs"))
-text = "\n".join(["# tune-check: the %d busiest kernels by the profile, tuned; %d alternating "
-                  "rounds after a warm-up, medians of %s" % (top, rounds, metric_re.pattern),
-                  head] + lines) + "\n"
-print(text, end="")
-if out_dir:
-    name = "tune-check%s.txt" % ("-" + "-".join(only) if only else "")
-    with open(os.path.join(out_dir, name), "w") as f:
-        f.write(text)
+
+for pid, proj, cmd in progs:
+    bad += check_one(pid, cmd)
+    save()
+
+print(table(), end="")
 sys.exit(1 if bad else 0)
 PY
 python3 "$w/check.py" "$w"
