@@ -13,9 +13,10 @@
  * from each copy. The digest is over the values taken: a stale copy of the
  * changed column, or a misplaced one, changes it.
  *
- * Every round is timed. The warm-up writes the columns and makes one whole
- * read of a scratch buffer of a column's size (the copy path's first-use
- * costs): none of the columns is read before the timer starts.
+ * Every round is timed. The warm-up writes the columns and makes whole reads
+ * of scratch buffers of a column's size (the copy path's first-use costs:
+ * warm_reads in common.h): none of the columns is read before the timer
+ * starts.
  *
  * --mode reference: the best hand-written accessor keeps a page-locked host
  * copy of each column (allocated before the timing) until the program writes
@@ -82,15 +83,8 @@ int main(int argc, char **argv)
     CK(cudaGetLastError());
     std::vector<uint32_t> host(n), got;
     got.reserve((size_t)(rounds * ncols * reads));
-    {   /* warm-up: one whole read of a buffer no round reads */
-        uint32_t *scratch;
-        CK(cudaMalloc((void **)&scratch, n * 4));
-        fill_words<<<256, 256>>>(scratch, n, (uint32_t)seed);
-        CK(cudaGetLastError());
-        CK(cudaMemcpy(reference ? copies[0] : host.data(), scratch, n * 4,
-                      cudaMemcpyDeviceToHost));
-        CK(cudaFree(scratch));
-    }
+    /* warm-up: whole reads of buffers no round reads */
+    CK(warm_reads(reference ? copies[0] : host.data(), n * 4));
     double total = 0;
     for (long long r = 0; r < rounds; r++) {
         uint32_t rs = (uint32_t)(seed * 7919 + r + 2);

@@ -21,9 +21,9 @@
  * value is taken, as the Vec is dropped), and the one value taken. The digest
  * is over every value taken, in order.
  *
- * Every round is timed. The warm-up writes the columns and makes one whole
- * read of a scratch buffer of a column's size (the copy path's first-use
- * costs): no column is read before the timer starts.
+ * Every round is timed. The warm-up makes whole reads of scratch buffers of
+ * a column's size (the copy path's first-use costs: warm_reads in common.h):
+ * no column is read before the timer starts.
  *
  * --mode reference: each column copied once per round into page-locked
  * memory (allocated before the timing), every value taken from there.
@@ -70,18 +70,13 @@ int main(int argc, char **argv)
         if (reference)
             CK(cudaMallocHost((void **)&pinned[(size_t)c], n * 4));
     }
-    {   /* warm-up: one whole read of a buffer no round reads */
-        uint32_t *scratch;
+    {   /* warm-up: whole reads of buffers no round reads */
         uint32_t *to = reference ? pinned[0] : (uint32_t *)malloc(n * 4);
         if (!to) {
             fprintf(stderr, "out of host memory\n");
             return 1;
         }
-        CK(cudaMalloc((void **)&scratch, n * 4));
-        fill_words<<<256, 256>>>(scratch, n, (uint32_t)seed);
-        CK(cudaGetLastError());
-        CK(cudaMemcpy(to, scratch, n * 4, cudaMemcpyDeviceToHost));
-        CK(cudaFree(scratch));
+        CK(warm_reads(to, n * 4));
         if (!reference)
             free(to);
     }
