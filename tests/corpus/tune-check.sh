@@ -90,11 +90,11 @@ def busiest(d):
 
 
 lines, bad = [], 0
+ROW = "%-22s %7s %7s %10s %10s %8s %s"
 
 
 def table():
-    head = ("%-22s %7s %7s %10s %10s %8s %s" %
-            ("program", "kernels", "entries", "defaults", "tuned", "gain", "runs"))
+    head = ROW % ("program", "kernels", "entries", "defaults", "tuned", "gain", "runs")
     return "\n".join(["# tune-check: the %d busiest kernels by the profile, tuned; %d alternating "
                       "rounds after a warm-up, medians of %s" % (top, rounds, metric_re.pattern),
                       head] + lines) + "\n"
@@ -107,6 +107,31 @@ def save():
         name = "tune-check%s.txt" % ("-" + "-".join(only) if only else "")
         with open(os.path.join(out_dir, name), "w") as f:
             f.write(table())
+
+
+def alternate(cmd, d, tpath, note):
+    """The defaults with and without the table at tpath, alternating (round
+    0 a warm-up, untimed): ({way: [metric of each timed run]}, whether every
+    run's check lines equal the first's, whether a run failed)."""
+    base = dict(clean, LD_PRELOAD=lib)
+    ways = (("defaults", base),
+            ("tuned", dict(base, GPUACCEL_TUNE="1", GPUACCEL_TUNE_TABLE=tpath)))
+    times, first, agree, failed = {w: [] for w, _ in ways}, None, True, False
+    for r in range(rounds + 1):
+        for w, env in (ways if r % 2 else ways[::-1]):
+            rc, text = run(cmd, os.path.join(d, "%s-%d.log" % (w, r)), env)
+            m = metric_re.search(text)
+            check = [l for l in text.splitlines() if digest_re.search(l)]
+            if rc != 0 or not m or not check:
+                failed = True
+                note("%s run %d: %s" % (w, r, "exit %d" % rc if rc else
+                                         "no metric" if not m else "no check line"))
+                continue
+            first = first or check
+            agree &= check == first
+            if r:
+                times[w].append(float(m.group(1)))
+    return times, agree, failed
 
 
 def check_one(pid, cmd):
@@ -145,34 +170,16 @@ def check_one(pid, cmd):
         note("  table: %s" % l[2:200])
     row = [pid, str(len(ks)), str(len(entries))]
     if not entries:
-        lines.append("%-22s %7s %7s %10s %10s %8s %s" % tuple(row + ["-", "-", "-", "no entry"]))
+        lines.append(ROW % tuple(row + ["-", "-", "-", "no entry"]))
         return 0
-    # The defaults with and without the table, alternating.
-    base = dict(clean, LD_PRELOAD=lib)
-    ways = (("defaults", base),
-            ("tuned", dict(base, GPUACCEL_TUNE="1", GPUACCEL_TUNE_TABLE=tpath)))
-    times, first, agree, failed = {w: [] for w, _ in ways}, None, True, False
-    for r in range(rounds + 1):  # round 0: warm-up, untimed
-        for w, env in (ways if r % 2 else ways[::-1]):
-            rc, text = run(cmd, os.path.join(d, "%s-%d.log" % (w, r)), env)
-            m = metric_re.search(text)
-            check = [l for l in text.splitlines() if digest_re.search(l)]
-            if rc != 0 or not m or not check:
-                failed = True
-                note("%s run %d: %s" % (w, r, "exit %d" % rc if rc else
-                                         "no metric" if not m else "no check line"))
-                continue
-            first = first or check
-            agree &= check == first
-            if r:
-                times[w].append(float(m.group(1)))
+    times, agree, failed = alternate(cmd, d, tpath, note)
     md, mt = median(times["defaults"]), median(times["tuned"])
     verdict = "FAILED" if failed else "agree" if agree else "DIFFER"
     if verdict == "agree" and mt == mt and md == md:
         spread = noise(times["defaults"]) + noise(times["tuned"])
         verdict += ", gain beyond noise" if md - mt > spread else ", within noise"
     num = lambda x, f: "-" if x != x else f % x  # nan (no run timed): "-"
-    lines.append("%-22s %7s %7s %10s %10s %8s %s" % tuple(
+    lines.append(ROW % tuple(
         row + [num(md, "%.3f"), num(mt, "%.3f"), num(md / mt if mt else float("nan"), "%.3fx"),
                verdict]))
     return int(verdict in ("FAILED", "DIFFER"))
