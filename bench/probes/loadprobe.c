@@ -16,6 +16,8 @@
 #include "../../tests/progs/linked.h" /* CK, linked_context */
 #include "../clock.h"
 
+/* By hand: the library's ga_read_file (core/textfile.c) would bring its log
+ * module into a one-file probe built with plain gcc. */
 static void *read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
