@@ -45,15 +45,14 @@
  *
  * Large reads: a STARK prover's column accessor copies a whole column to the
  * host to take one value, the same unchanged columns again and again. A read
- * larger than a window copies its own range into page-locked memory the
- * library keeps (counted against the budget) and from there to the program,
- * at once (up to 1 MiB: faster than the driver's copy to pageable memory) or
- * the second time its allocation is read in one generation, when a free slot
- * has the page-locked memory already, else the third time (a program that
- * reads each buffer once or twice never has memory page-locked for it); later
- * reads of it are served from that copy under the windows' rules. Copies out
- * of it of 128 KiB and more are shared with a few helper threads (pcopy.h):
- * one thread's memcpy of 4 MiB is no faster than the driver's copy.
+ * larger than a window, up to 1 MiB, copies its own range into page-locked
+ * memory the library keeps (counted against the budget) and from there to
+ * the program (faster than the driver's copy to pageable memory), when a free
+ * slot has the page-locked memory already, else from the third read of its
+ * allocation (a program that reads each buffer once or twice never has memory
+ * page-locked for it); later reads of it are served from that copy under the
+ * windows' rules; larger reads are left to staging. Copies out of it of
+ * 128 KiB and more are shared with a few helper threads (pcopy.h).
  *
  * Files, behind internal.h: table.c the window table, fill.c deciding and
  * filling windows (and the synchronous read), async.c the asynchronous read
@@ -227,25 +226,24 @@ static bool src_is_device(const ga_rt_t *rt, CUdeviceptr src)
 /* A read larger than a window that no slot holds: its own range copied to
  * page-locked memory and from there to the program (on an H100 host, 25 us
  * for 256 KiB against the driver's 42 us straight to pageable memory), kept
- * for the next read of it under the windows' rules. Up to LARGE_FIRST bytes
- * that pays at once; larger reads wait for the second read of their
- * allocation in one generation (a 4 MiB fill and one thread's copy cost more
- * than the driver's copy: 462 us against 358). Either fills only into
- * page-locked memory a free slot has, until the third read (ga_co_begin_fill). */
-enum { LARGE_FIRST = 1 << 20, LARGE_SHARE = 8, LARGE_MAX = 4 << 20 };
-/* Above LARGE_MAX a read is left alone: a copy that large runs near the
- * link's bandwidth through staging's threads (or the driver's own), while a
- * window serves it with one thread's memcpy after a fill that copies it twice.
- * Measured on an H200 (stwo-gpu's commitment at 2^20, whose decommitment
- * copies whole 8 MiB columns and 32-64 MiB Merkle layers again and again):
+ * for the next read of it under the windows' rules; it fills only into
+ * page-locked memory a free slot has, until the third read (ga_co_begin_fill).
+ * Above LARGE_MAX a read is left alone (to staging's threads, or the
+ * driver): page-locking costs about 0.55 ms a MiB on an H200 host (32 MiB in
+ * 16-20 ms), more than a served read of MiBs saves over staging. Measured on
+ * an H200: with a 4 MiB limit, coalescing on made the column-20 row (4 MiB
+ * columns) 17.4 ms a round against the defaults' 13.1, and stwo-gpu's
+ * commitment page-locked 7.9 MiB of Merkle layers (128 KiB-4 MiB) at their
+ * third and last read; larger still (8 MiB columns, 32-64 MiB layers),
  * coalescing alone took 0.65x native's time per proof. */
+enum { LARGE_SHARE = 8, LARGE_MAX = 1 << 20 };
 static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                        CUresult *r)
 {
     if (n > LARGE_MAX || n > ga_co_budget(rt) / LARGE_SHARE)
         return false;
     atomic_fetch_add_explicit(&ga_co_counts.misses, 1, memory_order_relaxed);
-    return ga_co_fill_and_serve(rt, id, dst, src, n, n <= LARGE_FIRST ? 1 : 2, r);
+    return ga_co_fill_and_serve(rt, id, dst, src, n, 1, r);
 }
 
 /* The last read offered on this thread, and whether it was one to count (a
