@@ -190,6 +190,7 @@ int cmd_ab(int argc, char **argv)
     int erc = bench_exports(&a, agree);
     if (o->svg && erc == EX_OK && a.done)
         erc = write_svg(&a, o->svg);
+    bench_signals(false);
     if (rc != EX_OK || erc != EX_OK)
         return rc != EX_OK ? rc : erc;
     if (!agree)

@@ -753,9 +753,9 @@ int cmd_advise(int argc, char **argv)
     }
     if (ok)
         refine(&a);
-    bench_signals(false);
     bench_cleanup(b);
     if (!ok && !interrupted) {
+        bench_signals(false);
         if (a.table_ours)
             unlink(a.table);
         return EX_FAIL;
@@ -779,6 +779,7 @@ int cmd_advise(int argc, char **argv)
     int erc = bench_exports(b, agree);
     if (o->write && !interrupted && (rc = write_config(&a, win, why)) != EX_OK)
         erc = rc;
+    bench_signals(false); /* kept through the exports, as ab does */
     int tune = feature_index("tune");
     bool keep = win && tune >= 0 && bit(mask_of(win), tune);
     if (a.table_ours && !keep)

@@ -427,7 +427,9 @@ int bench_measure_all(bench_t *b)
             b->done = k + 1;
     }
     bench_progress(b, total, total);
-    bench_signals(false);
+    /* The handlers stay until the caller has written the results
+     * (bench_signals(false)): a second signal, as `timeout` sends one to the
+     * process and one to its group, must not cut the exports short. */
     /* A round cut short is not counted: its runs go. */
     for (unsigned i = 0; i < b->nrows; i++)
         while (b->rows[i].n > b->done)

@@ -76,11 +76,14 @@ bool bench_run(bench_t *b, row_t *r, bool warm);
  * once, the order rotated by the round number. false as bench_run. */
 bool bench_round(bench_t *b, const unsigned *which, unsigned n);
 /* ab: o->warmup runs of every row, then o->runs rounds of every row; b->done
- * counts the rounds complete. EX_OK, EX_FAIL, or 128 + the signal. */
+ * counts the rounds complete. EX_OK, EX_FAIL, or 128 + the signal. Leaves
+ * the signal handlers installed: the caller removes them (bench_signals)
+ * once its results are written. */
 int bench_measure_all(bench_t *b);
 /* The statistics of every row, and of its paired ratios with native. */
 void bench_stats(bench_t *b);
-/* Installs and removes the SIGINT/SIGTERM handlers. */
+/* Installs and removes the SIGINT/SIGTERM handlers (a signal then sets
+ * `interrupted`). */
 void bench_signals(bool on);
 /* "run 7 of 30, about 12 s left" on a terminal's stderr (done == total
  * clears it). */

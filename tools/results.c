@@ -1,7 +1,8 @@
 /* results.c - the results of ab and advise (bench.h): the table, and the
  * files --export-json, --export-csv and --export-markdown write beside it.
  * Each says which measure was used and how many runs were asked and done
- * (fewer after an interrupt).
+ * (fewer after an interrupt), and appears whole or not at all (written under
+ * a temporary name, then renamed).
  *
  * Owns: every layout of the rows' statistics.
  * Must never: print a speedup without saying whether the outputs agreed; print
@@ -11,6 +12,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "features/profile/format.h"
@@ -318,6 +321,28 @@ void bench_json(FILE *out, const bench_t *b, bool agree)
 }
 
 /* ---- the files ------------------------------------------------------------------------ */
+/* Opens an export for writing: a regular file (or a new one) under PATH.tmp,
+ * renamed over PATH by close_export once whole, so that no reader, and no
+ * kill in between, ever leaves half a file; anything else (/dev/stdout, a
+ * pipe) in place. tmp is empty when there is nothing to rename. */
+static FILE *open_export(const char *path, char *tmp, size_t cap)
+{
+    struct stat st;
+    tmp[0] = 0;
+    if ((stat(path, &st) != 0 && errno == ENOENT) || (stat(path, &st) == 0 && S_ISREG(st.st_mode)))
+        if ((size_t)snprintf(tmp, cap, "%s.tmp", path) >= cap)
+            tmp[0] = 0;
+    return fopen(tmp[0] ? tmp : path, "w");
+}
+
+static bool close_export(FILE *f, const char *path, const char *tmp)
+{
+    bool ok = fclose(f) == 0 && (!tmp[0] || rename(tmp, path) == 0);
+    if (!ok && tmp[0])
+        unlink(tmp);
+    return ok;
+}
+
 int bench_exports(const bench_t *b, bool agree)
 {
     const opts_t *o = b->o;
@@ -326,7 +351,8 @@ int bench_exports(const bench_t *b, bool agree)
     for (unsigned i = 0; i < 3; i++) {
         if (!paths[i])
             continue;
-        FILE *f = fopen(paths[i], "w");
+        char tmp[4096];
+        FILE *f = open_export(paths[i], tmp, sizeof tmp);
         if (!f)
             return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
         if (i == 0)
@@ -335,7 +361,7 @@ int bench_exports(const bench_t *b, bool agree)
             print_csv(f, b);
         else
             print_markdown(f, b, advise);
-        if (fclose(f) != 0)
+        if (!close_export(f, paths[i], tmp))
             return die(EX_FAIL, "cannot write %s: %s", paths[i], strerror(errno));
     }
     return EX_OK;
