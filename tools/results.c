@@ -323,23 +323,32 @@ void bench_json(FILE *out, const bench_t *b, bool agree)
 /* ---- the files ------------------------------------------------------------------------ */
 /* Opens an export for writing: a regular file (or a new one) under PATH.tmp,
  * renamed over PATH by close_export once whole, so that no reader, and no
- * kill in between, ever leaves half a file; anything else (/dev/stdout, a
- * pipe) in place. tmp is empty when there is nothing to rename. */
+ * kill in between, ever leaves half a file; anything else (a symbolic link,
+ * /dev/stdout, a pipe), or a file whose directory takes no new name, in
+ * place. tmp is empty when there is nothing to rename. */
 static FILE *open_export(const char *path, char *tmp, size_t cap)
 {
     struct stat st;
+    int e = lstat(path, &st);
     tmp[0] = 0;
-    if ((stat(path, &st) != 0 && errno == ENOENT) || (stat(path, &st) == 0 && S_ISREG(st.st_mode)))
-        if ((size_t)snprintf(tmp, cap, "%s.tmp", path) >= cap)
-            tmp[0] = 0;
-    return fopen(tmp[0] ? tmp : path, "w");
+    if (((e != 0 && errno == ENOENT) || (e == 0 && S_ISREG(st.st_mode))) &&
+        (size_t)snprintf(tmp, cap, "%s.tmp", path) < cap) {
+        FILE *f = fopen(tmp, "w");
+        if (f)
+            return f;
+    }
+    tmp[0] = 0;
+    return fopen(path, "w");
 }
 
 static bool close_export(FILE *f, const char *path, const char *tmp)
 {
     bool ok = fclose(f) == 0 && (!tmp[0] || rename(tmp, path) == 0);
-    if (!ok && tmp[0])
+    if (!ok && tmp[0]) {
+        int e = errno; /* the error to report, not unlink's */
         unlink(tmp);
+        errno = e;
+    }
     return ok;
 }
 
