@@ -426,10 +426,7 @@ int bench_measure_all(bench_t *b)
         if (ok && !interrupted)
             b->done = k + 1;
     }
-    bench_progress(b, total, total);
-    /* The handlers stay until the caller has written the results
-     * (bench_signals(false)): a second signal, as `timeout` sends one to the
-     * process and one to its group, must not cut the exports short. */
+    bench_progress(b, total, total); /* the handlers stay: bench.h */
     /* A round cut short is not counted: its runs go. */
     for (unsigned i = 0; i < b->nrows; i++)
         while (b->rows[i].n > b->done)

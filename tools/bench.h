@@ -78,7 +78,8 @@ bool bench_round(bench_t *b, const unsigned *which, unsigned n);
 /* ab: o->warmup runs of every row, then o->runs rounds of every row; b->done
  * counts the rounds complete. EX_OK, EX_FAIL, or 128 + the signal. Leaves
  * the signal handlers installed: the caller removes them (bench_signals)
- * once its results are written. */
+ * once its results are written (a second signal, as `timeout` sends one to
+ * the process and one to its group, must not cut the exports short). */
 int bench_measure_all(bench_t *b);
 /* The statistics of every row, and of its paired ratios with native. */
 void bench_stats(bench_t *b);
