@@ -180,7 +180,8 @@ SH
 # prints "digest: ..." and "phase_ms: N" (N as the knob's work_ms, kernels adding
 # KNOB_KERNELS, 30 by default, and coalesce KNOB_COALESCE, 10), and does the
 # CUDA work of mix_prog only when profiled (the profile's estimates come from
-# it), between "phase: begin" and "phase: end" lines.
+# it), between "phase: begin" and "phase: end" lines; with KNOB_SLEEP, each
+# run sleeps that many seconds.
 make_check_knob() {
     cat >"$T/cknob" <<'SH'
 #!/bin/sh
@@ -193,6 +194,7 @@ if [ -n "${GPUACCEL_PROFILE:-}" ]; then # the timed phase, marked as corpus.h's 
     "$PROGS/mix_prog" "$PTX" >/dev/null
     echo "phase: end"
 fi
+[ -z "${KNOB_SLEEP:-}" ] || sleep "$KNOB_SLEEP" # a run that takes time (KNOB_SLEEP s)
 ms=80
 for kv in $eff; do
     case $kv in
@@ -263,8 +265,10 @@ check_row() {
     [ "$(grep -c '^[0-9]' "$T/out/advise-check/good/rounds.txt")" -eq 25 ]
     [ "$(grep -c ' {} ' "$T/out/advise-check/good/rounds.txt")" -eq 0 ]
     # bad: kernels cost 30, and advise (the profile saw nothing for kernels to act
-    # on) does not find {graphs,pool}; a budget of 1 s leaves one round, said so
-    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+    # on) does not find {graphs,pool}; a budget of 1 s leaves one round, said so.
+    # Its runs take 0.2 s: ab's 12 runs alone then pass the budget, whatever the
+    # host's speed (with runs of ~0 s, a fast advise once left time for two)
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" KNOB_SLEEP=0.2 \
         GA_ADVISE_PROGRAMS="bad $T/cknob" GA_ADVISE_BUDGET=1 sh "$GA_SRC/tests/corpus/advise-check.sh"
     echo "$output"
     [ "$status" -eq 1 ]
