@@ -8,8 +8,11 @@
  * of fresh processes (bench.c), come each feature alone, every feature, every
  * feature but one, the defaults, and the defaults plus each feature that paid
  * alone; the close contenders are repeated until the intervals of their
- * median speedups separate or the budget is spent. The winner is printed with its interval,
- * and it is said plainly when the data cannot separate settings.
+ * median speedups separate or the budget is spent. The pick then gets fresh
+ * rounds of its own (check_pick): the best of many medians is biased upward,
+ * so the figure the advice gives comes from runs that did not choose it. The
+ * winner is printed with that interval, and it is said plainly when the data
+ * cannot separate settings.
  *
  * Owns: which settings are tried, the stopping rule, the advice and the file
  * --write makes (GPUACCEL_CONFIG lines that `gpuaccel ab --config` measures
@@ -34,6 +37,7 @@
 
 enum {
     MAX_RUNS = 60,    /* a contender's runs at most: past it the budget goes elsewhere */
+    FRESH_MIN = 3,    /* the pick's fresh rounds at least (--runs when more) */
     TUNER_FACTOR = 4, /* a tuner run is taken to cost this many profiled runs */
     BUSIEST = 3,      /* kernels the tuner tries */
 };
@@ -493,7 +497,7 @@ static void interval(const bench_t *b, const row_t *r, double *lo, double *hi)
 
 static bool usable(const row_t *r)
 {
-    return !r->native && !r->failed && r->agree && r->n > 0 && !isnan(r->pmed);
+    return !r->native && !r->fresh && !r->failed && r->agree && r->n > 0 && !isnan(r->pmed);
 }
 
 /* The best setting (the highest median speedup), and the settings whose
@@ -520,6 +524,18 @@ static const row_t *standing(const bench_t *b, unsigned *close, unsigned *n)
     return best;
 }
 
+static unsigned fresh_rounds(const advise_t *a)
+{
+    return a->b.o->runs > FRESH_MIN ? a->b.o->runs : FRESH_MIN;
+}
+
+/* What the pick's fresh rounds will take (two runs each, as long as the
+ * profiled one: an upper bound, the profiler's own cost in it). */
+static double fresh_cost(const advise_t *a)
+{
+    return 2.0 * fresh_rounds(a) * a->profile_s;
+}
+
 /* Repeats the best setting and those that reach it until their intervals
  * separate (and the best's from native's 1.0x) or the budget is spent. */
 static void refine(advise_t *a)
@@ -527,7 +543,8 @@ static void refine(advise_t *a)
     bench_t *b = &a->b;
     unsigned *close = malloc(b->nrows * sizeof *close), *which = malloc(b->nrows * sizeof *which);
     unsigned last = 0;
-    while (close && which && !interrupted && spent(a) < b->o->budget_s) {
+    double until = b->o->budget_s - fresh_cost(a); /* the pick's fresh rounds come after */
+    while (close && which && !interrupted && spent(a) < until) {
         bench_stats(b);
         unsigned n, m = 0;
         const row_t *best = standing(b, close, &n);
@@ -554,6 +571,52 @@ static void refine(advise_t *a)
     }
     free(close);
     free(which);
+}
+
+/* The search took the highest of many medians, and such a maximum is biased
+ * upward: the pick's lucky runs helped make it the pick, so the same runs
+ * overstate its speedup (on a prover whose runs spread 30%, by a quarter
+ * against `ab --config`). The pick, when there is one, gets fresh rounds
+ * with native: a row of its own, "LABEL (fresh)", never a candidate, whose
+ * paired ratios the advice reports (as ab would measure the written file). */
+static void check_pick(advise_t *a)
+{
+    bench_t *b = &a->b;
+    bench_stats(b);
+    unsigned *close = malloc(b->nrows * sizeof *close), n;
+    const row_t *best = close ? standing(b, close, &n) : NULL;
+    free(close);
+    double lo, hi;
+    if (!best || interrupted)
+        return;
+    interval(b, best, &lo, &hi);
+    if (lo <= 1.0)
+        return; /* no pick: the advice is native */
+    char label[96];
+    snprintf(label, sizeof label, "%.80s (fresh)", best->label);
+    unsigned mask = best->mask;
+    const char *set = best->set;
+    row_t *r = bench_add(b, label, false, mask, set); /* may move the rows: best is stale */
+    if (!r)
+        die(EX_FAIL, "out of memory");
+    r->fresh = true;
+    unsigned idx = b->nrows - 1, k = fresh_rounds(a);
+    fprintf(stderr, "gpuaccel advise: %u fresh rounds of the pick, %s, with native\n", k,
+            label);
+    for (unsigned i = 0; i < k && !b->rows[idx].failed && b->rows[idx].agree; i++)
+        if (!round_of(a, &idx, 1))
+            break;
+}
+
+/* The fresh row of `pick` (check_pick), or NULL. */
+static const row_t *fresh_of(const bench_t *b, const row_t *pick)
+{
+    for (unsigned i = 1; i < b->nrows; i++) {
+        const row_t *r = &b->rows[i];
+        if (r->fresh && mask_of(r) == mask_of(pick) && (r->set == NULL) == (pick->set == NULL))
+            return r;
+    }
+    return NULL;
 }
 
 /* The rounds every setting in [from, nrows) gets: until each has `runs`
@@ -645,6 +708,31 @@ static void print_command(const advise_t *a, const row_t *win)
     printf("\n");
 }
 
+/* Did the pick hold on its fresh runs (check_pick)? Its interval in *lo,
+ * *hi when it did (or when it has none: interrupted before them). */
+static bool held(const bench_t *b, const row_t *pick, double *lo, double *hi)
+{
+    const row_t *f = fresh_of(b, pick);
+    if (!f)
+        return true;
+    if (f->failed || !f->agree || f->n == 0 || isnan(f->pmed))
+        return false;
+    interval(b, f, lo, hi);
+    return *lo > 1.0;
+}
+
+/* What the pick's fresh runs showed when it did not hold, in buf. */
+static const char *fresh_failure(const row_t *f, double lo, double hi, char *buf, size_t cap)
+{
+    if (f->failed)
+        return "failed";
+    if (!f->agree)
+        return "printed other outputs";
+    snprintf(buf, cap, "do not separate it from native (%.2fx, 95%% interval %.2f-%.2fx, "
+             "%u runs)", f->pmed, lo, hi, f->n);
+    return buf;
+}
+
 /* The advice, in words; the setting (NULL: native) and its one-line reason. */
 static const row_t *advise(const advise_t *a, char *why, size_t cap)
 {
@@ -679,10 +767,20 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
                best->pmed, lo, hi, best->n);
         snprintf(why, cap, "nothing separated from native (the fastest median: %s, %.2fx, "
                  "%.2f-%.2fx); native", best->label, best->pmed, lo, hi);
+    } else if (!held(b, best, &lo, &hi)) {
+        const row_t *f = fresh_of(b, best);
+        char fb[160];
+        printf("advice: %s (%s on) was the fastest in the search, %.2fx of native, but its "
+               "fresh runs %s; run it natively (GPUACCEL=0), or measure longer (--budget)\n",
+               best->label, on, best->pmed, fresh_failure(f, lo, hi, fb, sizeof fb));
+        snprintf(why, cap, "%s did not hold on fresh runs; native", best->label);
     } else {
         win = best;
+        const row_t *f = fresh_of(b, best);
         printf("advice: %s (%s on): %.2fx of native, 95%% interval %.2f-%.2fx, %u runs", best->label,
-               on, best->pmed, lo, hi, best->n);
+               on, f ? f->pmed : best->pmed, lo, hi, f ? f->n : best->n);
+        if (f)
+            printf(" after the search (which measured %.2fx over %u runs)", best->pmed, best->n);
         if (n)
             printf("; the data cannot separate it from %s (their intervals overlap: measure "
                    "longer with --budget to tell them apart); each of them beats native too",
@@ -691,8 +789,8 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
             printf("; separated from every other setting");
         printf("\n");
         snprintf(why, cap, "%s, %.2fx of native (95%% interval %.2f-%.2fx, %u runs)%s%s",
-                 best->label, best->pmed, lo, hi, best->n, n ? "; not separated from " : "",
-                 n ? rivals : "");
+                 best->label, f ? f->pmed : best->pmed, lo, hi, f ? f->n : best->n,
+                 n ? "; not separated from " : "", n ? rivals : "");
     }
     return win;
 }
@@ -751,8 +849,10 @@ int cmd_advise(int argc, char **argv)
             ok = warm(&a, from) && catch_up(&a, from, o->runs);
         }
     }
-    if (ok)
+    if (ok) {
         refine(&a);
+        check_pick(&a);
+    }
     bench_cleanup(b);
     if (!ok && !interrupted) {
         bench_signals(false);

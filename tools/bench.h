@@ -36,6 +36,7 @@ typedef struct row {
     unsigned n, cap;  /* runs measured, room */
     bool agree, checked;
     bool failed;      /* advise: a run failed, and the row was left out */
+    bool fresh;       /* advise: the pick's fresh runs, measured after the search */
     /* bench_stats: */
     double median, min, max, mean, sd;
     double ratio, rmin, rmax; /* native median / this median; the range of the paired ratios */

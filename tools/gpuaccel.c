@@ -60,7 +60,8 @@ const command_t commands[] = {
      "profile CMD, then measure, starting from the profile's ranking, each feature\n"
      "          alone, every feature, every feature but one, the defaults and the defaults\n"
      "          plus each feature that paid; repeat the close contenders until their\n"
-     "          intervals separate or the budget is spent; print the winner",
+     "          intervals separate or the budget is spent; print the winner, measured\n"
+     "          again in fresh rounds",
      "[-r N] [-w N] [-i] [--budget SECONDS] [--no-tune] [--write FILE]\n"
      "          [--metric REGEX | --phase START END] [--window START END]\n"
      "          [--check-digest REGEX | --check-file PATH]\n"
@@ -150,7 +151,7 @@ static const opt_doc_t opt_docs[] = {
     {"runs", 'r', 'r', "N", C_AB, "measured runs of each setting, 1 to 10000; default: 5"},
     {"runs", 'r', 'r', "N", C_ADVISE,
      "rounds of the first pass over every setting, 1 to 10000 (close contenders get more "
-     "while the budget lasts); default: 3"},
+     "while the budget lasts), and the pick's fresh rounds (at least 3); default: 3"},
     {"warmup", 'w', 'w', "N", C_AB,
      "runs of each setting before the measured ones, not counted, 0 to 10000; default: 1"},
     {"warmup", 'w', 'w', "N", C_ADVISE,

@@ -153,6 +153,45 @@ SH
     [ "$status" -eq 2 ]
 }
 
+@test "the advice's figure comes from fresh runs of the pick; a pick they do not bear out is not advised" {
+    # lucky: pool alone is 50 ms (native and every other setting 80) for its
+    # first LUCKY_FOR runs, 100 ms after; every run of pool alone is counted
+    # in $T/count. A unique winner with exact numbers: the search stops after
+    # its first rounds, the same every time.
+    cat >"$T/lucky" <<'SH'
+#!/bin/sh
+case "$LD_PRELOAD" in *libgpuaccel*)
+    p=$("$GA_TOOL" env | awk -v feats="$LUCKY_FEATS" '$1 ~ "^GPUACCEL_(" feats ")$" && $4 == 1 {n++; if ($1 == "GPUACCEL_POOL") p = 1}
+                              END {print (n == 1 && p) ? 1 : 0}') ;;
+esac
+if [ "${p:-0}" = 1 ]; then
+    n=$(($(cat "$T/count" 2>/dev/null || echo 0) + 1)); echo $n >"$T/count"
+    [ "$n" -le "${LUCKY_FOR:-1000000}" ] && echo "work_ms: 50" || echo "work_ms: 100"
+else
+    echo "work_ms: 80"
+fi
+SH
+    chmod +x "$T/lucky"
+    LUCKY_FEATS=$(toggled_features | tr 'a-z\n' 'A-Z|' | sed 's/|$//')
+    export T LUCKY_FEATS
+    # pool's luck holds: the pick, and its fresh rounds say the same
+    run ga advise --budget 30 --metric '^work_ms: ([0-9]+)' -- "$T/lucky"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"advice: pool (pool on): 1.60x of native, 95% interval 1.60-1.60x, 3 runs after the search (which measured 1.60x over 3 runs); separated from every other setting"* ]]
+    echo "$output" | grep -Eq '^pool \(fresh\) +3 +50 +1\.60x '
+    # the same search, but pool's luck runs out just before the fresh rounds
+    # (deterministic numbers: the search runs the same settings each time)
+    lucky_for=$(($(cat "$T/count") - 3))
+    rm -f "$T/count"
+    run env LUCKY_FOR=$lucky_for LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" \
+        advise --budget 30 --metric '^work_ms: ([0-9]+)' --write "$T/l.conf" -- "$T/lucky"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *") was the fastest in the search, 1.60x of native, but its fresh runs do not separate it from native (0.80x, 95% interval 0.80-0.80x, 3 runs); run it natively"* ]]
+    [ "$(grep -v '^#' "$T/l.conf")" = "GPUACCEL=0" ]
+}
+
 @test "a setting whose run fails is left out, and the search goes on" {
     make_knob
     run env KNOB_CRASH=GRAPHS LD_LIBRARY_PATH="$FAKE_DIR" GPUACCEL_LIB="$GA_LIB" "$GA_TOOL" \

@@ -3,7 +3,8 @@
 # and do `gpuaccel profile`'s estimates match what each feature gains? For each
 # corpus program (tests/corpus/corpus.sh names, sizes and runs them the same way):
 #
-#  1. advise's pick: `gpuaccel advise --metric ... --window BEGIN END --check-digest ...
+#  1. advise's pick (its figure from the fresh rounds advise gives the pick after
+#     its search): `gpuaccel advise --metric ... --window BEGIN END --check-digest ...
 #     --budget B --write pick.conf` (its profile run counts only inside the timed
 #     phase, whose lines the drivers print), its speedup and interval; then an exhaustive check: every
 #     subset of the features advise reports as paid (a feature alone whose interval
