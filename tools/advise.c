@@ -37,7 +37,7 @@
 
 enum {
     MAX_RUNS = 60,    /* a contender's runs at most: past it the budget goes elsewhere */
-    FRESH_MIN = 3,    /* the pick's fresh rounds at least (--runs when more) */
+    FRESH_MIN = 5,    /* the pick's fresh rounds at least (--runs when more): ab's default runs */
     TUNER_FACTOR = 4, /* a tuner run is taken to cost this many profiled runs */
     BUSIEST = 3,      /* kernels the tuner tries */
 };

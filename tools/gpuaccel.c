@@ -151,7 +151,7 @@ static const opt_doc_t opt_docs[] = {
     {"runs", 'r', 'r', "N", C_AB, "measured runs of each setting, 1 to 10000; default: 5"},
     {"runs", 'r', 'r', "N", C_ADVISE,
      "rounds of the first pass over every setting, 1 to 10000 (close contenders get more "
-     "while the budget lasts), and the pick's fresh rounds (at least 3); default: 3"},
+     "while the budget lasts), and the pick's fresh rounds (at least 5, as ab runs); default: 3"},
     {"warmup", 'w', 'w', "N", C_AB,
      "runs of each setting before the measured ones, not counted, 0 to 10000; default: 1"},
     {"warmup", 'w', 'w', "N", C_ADVISE,
