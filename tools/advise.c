@@ -608,14 +608,13 @@ static void check_pick(advise_t *a)
             break;
 }
 
-/* The fresh row of `pick` (check_pick), or NULL. */
+/* The fresh row of `pick` (check_pick), or NULL: the settings' masks are
+ * unique (add_setting), so the mask names it. */
 static const row_t *fresh_of(const bench_t *b, const row_t *pick)
 {
-    for (unsigned i = 1; i < b->nrows; i++) {
-        const row_t *r = &b->rows[i];
-        if (r->fresh && mask_of(r) == mask_of(pick) && (r->set == NULL) == (pick->set == NULL))
-            return r;
-    }
+    for (unsigned i = 1; i < b->nrows; i++)
+        if (b->rows[i].fresh && mask_of(&b->rows[i]) == mask_of(pick))
+            return &b->rows[i];
     return NULL;
 }
 
