@@ -319,6 +319,46 @@ check_row() {
     [ "${b[11]}" = 1/5 ]
 }
 
+@test "tests/corpus/advise-check.sh: the advise stage, then the rounds from its folder" {
+    command -v python3 >/dev/null || skip "no python3"
+    make_check_knob
+    export PROGS PTX
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" GA_ADVISE_BUDGET=8 \
+        GA_ADVISE_STAGE=advise OUT="$T/one" sh "$GA_SRC/tests/corpus/advise-check.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"# good: advise stage done (exit 0, "* ]]
+    no_line '^good '
+    [ -s "$T/one/advise-check/good/stage.json" ]
+    [ ! -e "$T/one/advise-check/good/rounds.txt" ]
+    # the stage's folder moved elsewhere, as a copy between machines would
+    mv "$T/one/advise-check" "$T/moved"
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" GA_ADVISE_BUDGET=8 \
+        GA_ADVISE_STAGE=rounds GA_ADVISE_FROM="$T/moved" OUT="$T/two" \
+        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    read -r -a g <<<"$(echo "$output" | awk '$1 == "good" {print; exit}')"
+    [ "${g[1]}" = all ]
+    [ "${g[4]}" = "{graphs,pool}" ]
+    [ "${g[7]}" = 1.000 ]
+    [ "${g[11]}" = 5/5 ]
+    [ "$(grep -c '^[0-9]' "$T/two/advise-check/good/rounds.txt")" -eq 25 ]
+    [ "$(grep -c '^good ' "$T/two/advise-check.txt")" -eq 12 ]
+    # a rounds stage without the advise stage's files, and a stage of no such name
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+        GA_ADVISE_PROGRAMS="good $T/cknob" GA_ADVISE_STAGE=rounds GA_ADVISE_FROM="$T/none" \
+        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"# good: no advise stage in $T/none/good (stage.json)"* ]]
+    run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_ADVISE_PROGRAMS="good $T/cknob" \
+        GA_ADVISE_STAGE=later sh "$GA_SRC/tests/corpus/advise-check.sh"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"GA_ADVISE_STAGE is all, advise or rounds"* ]]
+}
+
 # tstand CMD...: tests/corpus/tune-check.sh's stand-in: CMD's output lines as
 # its check lines ("digest: " before each; with CHECK_TUNE=1 the table's switch
 # too, so that a tuned run differs), and its run time in microseconds as

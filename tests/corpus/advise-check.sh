@@ -51,6 +51,13 @@
 #                       set empty: the whole process)
 #   GA_ADVISE_PROGRAMS  other programs in place of the corpus (stand-ins):
 #                       'ID CMD ARGS...;ID CMD ARGS...'; no GPU is required then
+#   GA_ADVISE_STAGE     all (default); advise: stop each program after advise (its
+#                       files, stage.json among them, in $OUT/advise-check/ID); rounds:
+#                       take each program's profile and advise from GA_ADVISE_FROM/ID
+#                       (a folder the advise stage wrote, copied anywhere) and go on
+#                       from the exhaustive rounds, GA_ADVISE_BUDGET then counting from
+#                       there. For a program whose check passes a call's limit (ICICLE:
+#                       ~4.4 s a run, ~20 settings of 5 rounds): two calls
 #   GA_TOOL, GA_LIB     gpuaccel and libgpuaccel.so (default: tools/gpuaccel and
 #                       .libs/libgpuaccel.so of the tree)
 # Prints two tables (also to $OUT/advise-check.txt, or advise-check-WORDS.txt with
@@ -62,7 +69,7 @@ set -u
 check_name=advise-check check_stand_ins=${GA_ADVISE_PROGRAMS:-}
 . "$(dirname "$0")/common/check.sh"
 cat >"$w/check.py" <<'PY'
-import json, math, os, re, subprocess, sys, time
+import json, math, os, re, shutil, subprocess, sys, time
 from itertools import combinations
 
 E = os.environ
@@ -79,6 +86,12 @@ window = ["--phase", begin, end] if begin else []  # profile's; advise takes --w
 size = E.get("GA_ADVISE_SIZE") or "20"
 only = (E.get("GA_ADVISE_ONLY") or "").split()
 out_dir = E.get("OUT") or ""
+stage = E.get("GA_ADVISE_STAGE") or "all"
+from_dir = E.get("GA_ADVISE_FROM") or ""
+if stage not in ("all", "advise", "rounds") or (stage == "rounds") != bool(from_dir):
+    print("advise-check: GA_ADVISE_STAGE is all, advise or rounds (rounds with GA_ADVISE_FROM, "
+          "a folder the advise stage wrote), not %r" % stage, file=sys.stderr)
+    sys.exit(2)
 metric_re, digest_re = re.compile(metric), re.compile(digest)
 
 # The switchable features, as advise names them (features.def's rows with 1).
@@ -117,6 +130,23 @@ def run_tool(args, log, env=None):
 def fmt(x, d=2):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else "%.*f" % (d, x)
 
+def advise_stage(cmd, d, conf):
+    """1. the profile (every feature off): the estimates, and a run's cost; 2. advise,
+    with 40% of the budget for its measuring. Their times and advise's exit status."""
+    base = os.path.join(d, "profile")
+    _, t_prof = run_tool(["profile", "--lib", lib, "--force", "-o", base] + window + ["--"] + cmd,
+                         os.path.join(d, "profile.log"))
+    for f in os.listdir(d):
+        if f.endswith(".trace.json"):
+            os.unlink(os.path.join(d, f))  # large, and not read here
+    b_adv = max(5, int(budget * 0.4))
+    rc, t_adv = run_tool(["advise", "--lib", lib, "--budget", str(b_adv), "--metric", metric] +
+                         (["--window", begin, end] if begin else []) +
+                         ["--check-digest", digest, "--write", conf, "--export-json",
+                          os.path.join(d, "advise.json"), "--"] + cmd, os.path.join(d, "advise.txt"))
+    return t_prof, t_adv, rc
+
+
 table1, table2, notes, bad = [], [], [], 0
 for pid, proj, cmd in progs:
     t_start = time.time()
@@ -124,10 +154,32 @@ for pid, proj, cmd in progs:
     os.makedirs(d, exist_ok=True)
     say = lambda s: (notes.append("# %s: %s" % (pid, s)), print("# %s: %s" % (pid, s), file=sys.stderr,
                                                                 flush=True))
-    # 1. the profile (every feature off): the estimates, and a run's cost.
-    base = os.path.join(d, "profile")
-    rc, t_prof = run_tool(["profile", "--lib", lib, "--force", "-o", base] + window + ["--"] + cmd,
-                          os.path.join(d, "profile.log"))
+    conf = os.path.join(d, "pick.conf")
+    if stage == "rounds":  # the advise stage's files, then its figures
+        prev = os.path.join(from_dir, pid)
+        try:
+            st = json.load(open(os.path.join(prev, "stage.json")))
+        except (OSError, ValueError):
+            say("no advise stage in %s (stage.json)" % prev)
+            table1.append((pid, "FAILED", "-", "-", "-", "-", "-", "-", "no", "-", "no", "-", "0"))
+            bad = 1
+            continue
+        if os.path.abspath(prev) != os.path.abspath(d):
+            for f in os.listdir(prev):
+                shutil.copy(os.path.join(prev, f), d)
+        # a tune table advise kept beside pick.conf moved with it
+        if os.path.exists(conf):
+            text = open(conf).read().replace(st["dir"] + "/", d + "/")
+            open(conf, "w").write(text)
+        t_prof, t_adv, rc = st["t_prof"], st["t_adv"], st["rc"]
+    else:
+        t_prof, t_adv, rc = advise_stage(cmd, d, conf)
+        if stage == "advise":
+            json.dump({"dir": d, "t_prof": t_prof, "t_adv": t_adv, "rc": rc},
+                      open(os.path.join(d, "stage.json"), "w"))
+            say("advise stage done (exit %d, %.0f s): the rounds next, with GA_ADVISE_FROM" %
+                (rc, time.time() - t_start))
+            continue
     prof = None
     cands = [os.path.join(d, f) for f in sorted(os.listdir(d))
              if f.startswith("profile.") and f.endswith(".json") and not f.endswith("trace.json")]
@@ -139,20 +191,9 @@ for pid, proj, cmd in progs:
         if prof is None or sum(o.get("acts_on", 0) for o in j["opportunities"]) > \
                 sum(o.get("acts_on", 0) for o in prof["opportunities"]):
             prof = j
-    for f in os.listdir(d):
-        if f.endswith(".trace.json"):
-            os.unlink(os.path.join(d, f))  # large, and not read here
     if prof is None:
-        say("no profile came back (profile exited %d; see profile.log)" % rc)
+        say("no profile came back (see profile.log)")
     est = {o["feature"]: o for o in (prof or {}).get("opportunities", [])}
-    # 2. advise, with 40% of the budget for its measuring.
-    b_adv = max(5, int(budget * 0.4))
-    conf = os.path.join(d, "pick.conf")
-    t0 = time.time()
-    rc, t_adv = run_tool(["advise", "--lib", lib, "--budget", str(b_adv), "--metric", metric] +
-                         (["--window", begin, end] if begin else []) +
-                         ["--check-digest", digest, "--write", conf, "--export-json",
-                          os.path.join(d, "advise.json"), "--"] + cmd, os.path.join(d, "advise.txt"))
     text = open(os.path.join(d, "advise.txt")).read()
     try:
         adv = json.load(open(os.path.join(d, "advise.json")))
