@@ -60,7 +60,8 @@ const command_t commands[] = {
      "profile CMD, then measure, starting from the profile's ranking, each feature\n"
      "          alone, every feature, every feature but one, the defaults and the defaults\n"
      "          plus each feature that paid; repeat the close contenders until their\n"
-     "          intervals separate or the budget is spent; print the winner, measured\n"
+     "          intervals separate or the budget is spent; print the winner (the\n"
+     "          defaults when the data cannot tell them from the fastest), measured\n"
      "          again in fresh rounds",
      "[-r N] [-w N] [-i] [--budget SECONDS] [--no-tune] [--write FILE]\n"
      "          [--metric REGEX | --phase START END] [--window START END]\n"
