@@ -291,7 +291,7 @@ check_row() {
     [ "${f[10]}" = yes ]
     # the estimates: every opportunity of the profile, pool measured in the rounds
     [ "$(grep -c '^good ' "$t")" -eq 12 ]
-    grep -Eq '^good +pool +[a-z]+ +[0-9.]+ +20\.00 +rounds\(5\) ' "$t"
+    grep -Eq '^good +pool +[a-z]+ +[0-9.]+ +20\.00 +rounds\(5\) +20\.00\.\.20\.00 ' "$t"
     grep -Eq '^good +tune +unknown .* n/a: no estimate' "$t"
     [ -s "$T/out/advise-check/good/pick.conf" ]
     [ -s "$T/out/advise-check/good/profile.json" ]
@@ -357,7 +357,20 @@ check_row() {
     run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_ADVISE_PROGRAMS="good $T/cknob" \
         GA_ADVISE_STAGE=later sh "$GA_SRC/tests/corpus/advise-check.sh"
     [ "$status" -eq 2 ]
-    [[ "$output" == *"GA_ADVISE_STAGE is all, advise or rounds"* ]]
+    [[ "$output" == *"GA_ADVISE_STAGE is all, advise, rounds or table"* ]]
+    # the tables again from the whole check's folder, running nothing (no
+    # library run: the fake driver is not on the path)
+    cp "$T/two/advise-check.txt" "$T/two.txt"
+    run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
+        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" \
+        GA_ADVISE_STAGE=table GA_ADVISE_FROM="$T/two/advise-check" OUT="$T/three" \
+        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^[0-9]' "$T/three/advise-check/good/rounds.txt")" -eq 25 ]
+    diff <(grep '^good ' "$T/two.txt" | awk '{$NF = ""; print}' | sed -n 1p) \
+        <(grep '^good ' "$T/three/advise-check.txt" | awk '{$NF = ""; print}' | sed -n 1p)
+    diff <(grep '^good ' "$T/two.txt" | sed 1d) <(grep '^good ' "$T/three/advise-check.txt" | sed 1d)
 }
 
 # tstand CMD...: tests/corpus/tune-check.sh's stand-in: CMD's output lines as

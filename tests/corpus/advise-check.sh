@@ -23,7 +23,9 @@
 #     feature paid, else from advise's own runs of it alone; coalesce_mirrors is
 #     measured as coalesce with GPUACCEL_COALESCE_MIRRORS=1 against coalesce alone.
 #     Within 25%, or the reason it cannot be (no estimate, nothing to act on, below
-#     the runs' noise, the saving falls outside the timed phase, ...).
+#     the runs' noise, the gain's 95% interval, a bootstrap of the two medians'
+#     difference, reaches the estimate's +-25% band, the saving falls outside the
+#     timed phase, ...).
 #
 # usage: [GA_CORPUS_BIN=DIR] [GA_ADVISE_ONLY="sppark risc0_sha256"] [OUT=DIR]
 #        sh tests/corpus/advise-check.sh
@@ -57,7 +59,9 @@
 #                       (a folder the advise stage wrote, copied anywhere) and go on
 #                       from the exhaustive rounds, GA_ADVISE_BUDGET then counting from
 #                       there. For a program whose check passes a call's limit (ICICLE:
-#                       ~4.4 s a run, ~20 settings of 5 rounds): two calls
+#                       ~4.4 s a run, ~20 settings of 5 rounds): two calls. table: the
+#                       tables again from a whole check's folder (its rounds.txt and
+#                       ab.json too), running nothing
 #   GA_TOOL, GA_LIB     gpuaccel and libgpuaccel.so (default: tools/gpuaccel and
 #                       .libs/libgpuaccel.so of the tree)
 # Prints two tables (also to $OUT/advise-check.txt, or advise-check-WORDS.txt with
@@ -66,10 +70,12 @@
 # timed run) go to $OUT/advise-check/ID/. Exit status: 0 when every pick is within
 # 10% of the best subset and ab reproduces it, 1 otherwise, 77 when nothing ran.
 set -u
+# (no GPU needed for stand-ins, nor to make the tables again from saved runs)
 check_name=advise-check check_stand_ins=${GA_ADVISE_PROGRAMS:-}
+[ "${GA_ADVISE_STAGE:-}" = table ] && check_stand_ins=table
 . "$(dirname "$0")/common/check.sh"
 cat >"$w/check.py" <<'PY'
-import json, math, os, re, shutil, subprocess, sys, time
+import json, math, os, random, re, shutil, subprocess, sys, time
 from itertools import combinations
 
 E = os.environ
@@ -88,9 +94,10 @@ only = (E.get("GA_ADVISE_ONLY") or "").split()
 out_dir = E.get("OUT") or ""
 stage = E.get("GA_ADVISE_STAGE") or "all"
 from_dir = E.get("GA_ADVISE_FROM") or ""
-if stage not in ("all", "advise", "rounds") or (stage == "rounds") != bool(from_dir):
-    print("advise-check: GA_ADVISE_STAGE is all, advise or rounds (rounds with GA_ADVISE_FROM, "
-          "a folder the advise stage wrote), not %r" % stage, file=sys.stderr)
+if stage not in ("all", "advise", "rounds", "table") or \
+        (stage in ("rounds", "table")) != bool(from_dir):
+    print("advise-check: GA_ADVISE_STAGE is all, advise, rounds or table (rounds and table with "
+          "GA_ADVISE_FROM, a folder an earlier stage wrote), not %r" % stage, file=sys.stderr)
     sys.exit(2)
 metric_re, digest_re = re.compile(metric), re.compile(digest)
 
@@ -130,6 +137,17 @@ def run_tool(args, log, env=None):
 def fmt(x, d=2):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else "%.*f" % (d, x)
 
+def gain_ci(a, b, n=2000):
+    """The 95% interval of median(a) - median(b) (a gain when a is native's runs),
+    by a bootstrap of each side (seeded: the same runs give the same interval)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    rng = random.Random(20261130)
+    d = sorted(median(rng.choices(a, k=len(a))) - median(rng.choices(b, k=len(b)))
+               for _ in range(n))
+    return d[int(0.025 * n)], d[int(0.975 * n) - 1]
+
+
 def advise_stage(cmd, d, conf):
     """1. the profile (every feature off): the estimates, and a run's cost; 2. advise,
     with 40% of the budget for its measuring. Their times and advise's exit status."""
@@ -155,7 +173,7 @@ for pid, proj, cmd in progs:
     say = lambda s: (notes.append("# %s: %s" % (pid, s)), print("# %s: %s" % (pid, s), file=sys.stderr,
                                                                 flush=True))
     conf = os.path.join(d, "pick.conf")
-    if stage == "rounds":  # the advise stage's files, then its figures
+    if stage in ("rounds", "table"):  # the earlier stage's files, then its figures
         prev = os.path.join(from_dir, pid)
         try:
             st = json.load(open(os.path.join(prev, "stage.json")))
@@ -255,7 +273,7 @@ for pid, proj, cmd in progs:
     left = budget - (time.time() - t_start) - ab_cost
     fit = int(left // (len(settings) * t_run)) if t_run > 0 else nrounds
     rounds = max(1, min(nrounds, fit))
-    if rounds < nrounds:
+    if rounds < nrounds and stage != "table":
         say("%d exhaustive round%s of %d: %d settings at ~%.1f s a run, %.0f s of the %.0f s budget "
             "left before ab" % (rounds, "" if rounds == 1 else "s", nrounds, len(settings), t_run,
                                 max(0, left), budget))
@@ -263,35 +281,53 @@ for pid, proj, cmd in progs:
     walls = {s[0]: [] for s in settings}
     state = {s[0]: "ok" for s in settings}
     ref = None
-    log = open(os.path.join(d, "rounds.txt"), "w")
-    log.write("# round setting rc metric wall_s digest\n")
-    for r in range(rounds):
-        for i in range(len(settings)):
-            lab, env = settings[(i + r) % len(settings)]
-            if state[lab] != "ok":
+
+    def record(ref, lab, rc, mv, wall, dg):
+        """One run of setting lab (mv its metric, None: no metric line): kept, or
+        the setting left out. The reference digest (native's first) after it."""
+        if rc != 0 or mv is None:
+            state[lab] = "FAILED" if rc else "NO-METRIC"
+            say("%s: run failed (exit %d%s)" % (lab, rc, "" if mv is not None else ", no metric line"))
+            return ref
+        if lab == "native" and ref is None:
+            ref = dg
+        elif dg != ref:
+            state[lab] = "DIFFERS"
+            say("%s: digest %s, native's %s: left out" % (lab, dg, ref))
+            return ref
+        vals[lab].append(mv), walls[lab].append(wall * 1000)
+        return ref
+
+    if stage == "table":  # the runs as rounds.txt has them
+        rounds = 0
+        for l in open(os.path.join(d, "rounds.txt")):
+            if l.startswith("#") or not l.strip():
                 continue
-            t0 = time.time()
-            p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, env=env if env else
-                               {k: v for k, v in clean.items() if k != "LD_PRELOAD"})
-            wall = time.time() - t0
-            out = p.stdout.decode(errors="replace").splitlines()
-            mv = [mm.group(1) for mm in map(metric_re.search, out) if mm]
-            dg = next((l for l in out if digest_re.search(l)), None)
-            log.write("%d %s %d %s %.3f %s\n" % (r + 1, lab, p.returncode, mv[-1] if mv else "-", wall, dg))
-            if p.returncode != 0 or not mv:
-                state[lab] = "FAILED" if p.returncode else "NO-METRIC"
-                say("%s: run failed (exit %d%s)" % (lab, p.returncode, "" if mv else ", no metric line"))
-                continue
-            if lab == "native" and ref is None:
-                ref = dg
-            elif dg != ref:
-                state[lab] = "DIFFERS"
-                say("%s: digest %s, native's %s: left out" % (lab, dg, ref))
-                continue
-            vals[lab].append(float(mv[-1]))
-            walls[lab].append(wall * 1000)
-    log.close()
+            r, lab, rc, mv, wall, dg = (l.rstrip("\n").split(" ", 5) + [""] * 6)[:6]
+            if lab in state and state[lab] == "ok":
+                ref = record(ref, lab, int(rc), None if mv == "-" else float(mv), float(wall),
+                             None if dg == "None" else dg)
+            rounds = max(rounds, int(r))
+    else:
+        log = open(os.path.join(d, "rounds.txt"), "w")
+        log.write("# round setting rc metric wall_s digest\n")
+        for r in range(rounds):
+            for i in range(len(settings)):
+                lab, env = settings[(i + r) % len(settings)]
+                if state[lab] != "ok":
+                    continue
+                t0 = time.time()
+                p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, env=env if env else
+                                   {k: v for k, v in clean.items() if k != "LD_PRELOAD"})
+                wall = time.time() - t0
+                out = p.stdout.decode(errors="replace").splitlines()
+                mv = [mm.group(1) for mm in map(metric_re.search, out) if mm]
+                dg = next((l for l in out if digest_re.search(l)), None)
+                log.write("%d %s %d %s %.3f %s\n" % (r + 1, lab, p.returncode, mv[-1] if mv else "-",
+                                                     wall, dg))
+                ref = record(ref, lab, p.returncode, float(mv[-1]) if mv else None, wall, dg)
+        log.close()
     med = {k: median(v) for k, v in vals.items()}
     subs = [s[0] for s in settings if state[s[0]] == "ok" and vals[s[0]] and (s[0] == "native" or (
             s[0].startswith("{") and set(filter(None, s[0][1:-1].split(","))) <= set(paid)))]
@@ -301,9 +337,11 @@ for pid, proj, cmd in progs:
     ratio = pm / med[best] if best and pm and med[best] > 0 else None
     within = "yes" if ratio is not None and ratio <= 1.10 else "no"
     # 4. ab --config: does the pick reproduce?
-    rc, _ = run_tool(["ab", "--lib", lib, "-r", str(ab_runs), "--config", conf, "--metric", metric,
-                      "--check-digest", digest, "--export-json", os.path.join(d, "ab.json"), "--"] + cmd,
-                     os.path.join(d, "ab.txt"))
+    rc = 0
+    if stage != "table":
+        rc, _ = run_tool(["ab", "--lib", lib, "-r", str(ab_runs), "--config", conf, "--metric",
+                          metric, "--check-digest", digest, "--export-json",
+                          os.path.join(d, "ab.json"), "--"] + cmd, os.path.join(d, "ab.txt"))
     repro, repro_ok = None, "no"
     try:
         ab = json.load(open(os.path.join(d, "ab.json")))
@@ -323,19 +361,24 @@ for pid, proj, cmd in progs:
     nz = noise(nat) if nat else noise(adv_native)
     for f, o in est.items():
         e_ms = o["saving_ns"] / 1e6
-        src_lab, g, gw = None, None, None
+        src_lab, g, gw, ci = None, None, None, None
         if f == "coalesce_mirrors":
             if vals.get("coalesce+mirrors") and vals.get("{coalesce}"):
                 g = med["{coalesce}"] - med["coalesce+mirrors"]
+                ci = gain_ci(vals["{coalesce}"], vals["coalesce+mirrors"])
                 src_lab = "rounds(%d), vs coalesce" % len(vals["coalesce+mirrors"])
         elif vals.get("{%s}" % f):
             g = (med["native"] - med["{%s}" % f])
+            ci = gain_ci(vals["native"], vals["{%s}" % f])
             gw = median(walls["native"]) - median(walls["{%s}" % f])
             src_lab = "rounds(%d)" % len(vals["{%s}" % f])
         elif f in rows and rows[f].get("runs") and f not in failed:
             g = median(adv_native) - rows[f]["median"]
+            ci = gain_ci(adv_native, rows[f].get("times") or [])
             src_lab = "advise(%d)" % rows[f]["runs"]
         r2 = g / e_ms if g is not None and e_ms > 0 else None
+        # the runs cannot tell the gain from the estimate: its interval reaches the band
+        untold = ci is not None and e_ms > 0 and ci[0] <= 1.25 * e_ms and ci[1] >= 0.75 * e_ms
         if o["verdict"] == "unknown":
             why = "n/a: no estimate (only a measurement can tell)"
         elif g is None:
@@ -346,6 +389,9 @@ for pid, proj, cmd in progs:
             why = "n/a: estimate and gain both within the noise (+-%.2f)" % nz
         elif r2 is not None and 0.75 <= r2 <= 1.25:
             why = "yes"
+        elif untold:
+            why = ("n/a: the gain's 95%% interval, %.2f to %.2f, reaches the estimate's +-25%%: "
+                   "too few or too spread runs to tell them apart" % ci)
         else:
             why = "no"
             if not o.get("acts_on"):
@@ -362,7 +408,8 @@ for pid, proj, cmd in progs:
                 why += ": the estimate is below the noise (+-%.2f), the gain beyond it" % nz
             elif r2 is not None:
                 why += ": the gain is %.2fx the estimate" % r2
-        table2.append((pid, f, o["verdict"], fmt(e_ms), fmt(g), src_lab or "-", fmt(r2), why))
+        table2.append((pid, f, o["verdict"], fmt(e_ms), fmt(g), src_lab or "-",
+                       "%s..%s" % (fmt(ci[0]), fmt(ci[1])) if ci else "-", fmt(r2), why))
 
 # ---- the tables ---------------------------------------------------------------------
 lines = ["# advise-check: budget %.0f s a program, %d exhaustive rounds asked, ab --config -r %d; "
@@ -374,7 +421,8 @@ h1 = ("program", "pick", "advise(95%)", "paid", "best_subset", "best_med", "pick
 w1 = [max(len(str(r[i])) for r in [h1] + table1) for i in range(len(h1))]
 lines += ["  ".join(str(c).ljust(w1[i]) for i, c in enumerate(r)).rstrip() for r in [h1] + table1]
 lines.append("")
-h2 = ("program", "feature", "verdict", "est_ms", "gain_ms", "measured_by", "gain/est", "within25")
+h2 = ("program", "feature", "verdict", "est_ms", "gain_ms", "measured_by", "gain_95%", "gain/est",
+      "within25")
 w2 = [max(len(str(r[i])) for r in [h2] + table2) for i in range(len(h2) - 1)] + [0]
 lines += ["  ".join(str(c).ljust(w2[i]) for i, c in enumerate(r)).rstrip() for r in [h2] + table2]
 text = "\n".join(lines) + "\n"
