@@ -353,7 +353,7 @@ check_row() {
         GA_ADVISE_PROGRAMS="good $T/cknob" GA_ADVISE_STAGE=rounds GA_ADVISE_FROM="$T/none" \
         sh "$GA_SRC/tests/corpus/advise-check.sh"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"# good: no advise stage in $T/none/good (stage.json)"* ]]
+    [[ "$output" == *"# good: no advise stage in $T/none/good (stage.json, advise.json)"* ]]
     run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_ADVISE_PROGRAMS="good $T/cknob" \
         GA_ADVISE_STAGE=later sh "$GA_SRC/tests/corpus/advise-check.sh"
     [ "$status" -eq 2 ]
@@ -361,6 +361,7 @@ check_row() {
     # the tables again from the whole check's folder, running nothing (no
     # library run: the fake driver is not on the path)
     cp "$T/two/advise-check.txt" "$T/two.txt"
+    rm "$T/two/advise-check/good/stage.json" # a whole check's folder needs none
     run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
         GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" \
         GA_ADVISE_STAGE=table GA_ADVISE_FROM="$T/two/advise-check" OUT="$T/three" \

@@ -177,8 +177,10 @@ for pid, proj, cmd in progs:
         prev = os.path.join(from_dir, pid)
         try:
             st = json.load(open(os.path.join(prev, "stage.json")))
-        except (OSError, ValueError):
-            say("no advise stage in %s (stage.json)" % prev)
+        except (OSError, ValueError):  # a whole check's folder has none (the table stage)
+            st = {"dir": prev, "t_prof": 0, "t_adv": 0, "rc": 0} if stage == "table" else None
+        if st is None or not os.path.exists(os.path.join(prev, "advise.json")):
+            say("no advise stage in %s (stage.json, advise.json)" % prev)
             table1.append((pid, "FAILED", "-", "-", "-", "-", "-", "-", "no", "-", "no", "-", "0"))
             bad = 1
             continue
