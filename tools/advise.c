@@ -54,6 +54,19 @@ typedef struct busy {
     uint64_t key; /* GPU time, else launches */
 } busy_t;
 
+/* The search's pick, decided once (decide): the intervals of rows with fewer
+ * than three runs move with native's spread, so deciding again after the
+ * fresh rounds (which add native runs) could pick another setting than the
+ * one the fresh rounds measured. Rows are found again by mask: the table is
+ * sorted before the advice is printed. */
+typedef struct pick {
+    bool decided;
+    bool none;              /* no setting ran with equal outputs and without failing */
+    bool native;            /* no setting to advise: native */
+    unsigned mask, fastest; /* the pick's and the fastest median's masks */
+    double lo, hi;          /* the pick's interval when it was decided */
+} pick_t;
+
 typedef struct advise {
     bench_t b;
     estimate_t est[N_FEATURES];
@@ -66,6 +79,7 @@ typedef struct advise {
     unsigned order[N_FEATURES], n_order; /* the available ones, best estimate first */
     double t0;        /* when measuring began (the budget's start) */
     window_file_t win; /* the profile run's window (--phase, --window), or none */
+    pick_t pk;        /* the pick, decided once (decide) */
 } advise_t;
 
 static bool bit(unsigned mask, int i)
@@ -547,6 +561,49 @@ static const row_t *pick_of(const bench_t *b, unsigned *close, unsigned *n, cons
     return best;
 }
 
+/* Decide the pick from the runs so far (check_pick, or the advice when the
+ * search ended before it). */
+static void decide(advise_t *a)
+{
+    const bench_t *b = &a->b;
+    unsigned *close = malloc(b->nrows * sizeof *close), n;
+    const row_t *fastest = NULL, *best = close ? pick_of(b, close, &n, &fastest) : NULL;
+    free(close);
+    pick_t *pk = &a->pk;
+    *pk = (pick_t){.decided = true, .none = !best, .native = true};
+    if (!best)
+        return;
+    interval(b, best, &pk->lo, &pk->hi);
+    pk->native = pk->lo <= 1.0;
+    pk->mask = mask_of(best), pk->fastest = mask_of(fastest);
+}
+
+/* The search's row (never a fresh one) of the features `mask`, or NULL. */
+static const row_t *row_by_mask(const bench_t *b, unsigned mask)
+{
+    for (unsigned i = 1; i < b->nrows; i++)
+        if (!b->rows[i].native && !b->rows[i].fresh && mask_of(&b->rows[i]) == mask)
+            return &b->rows[i];
+    return NULL;
+}
+
+/* The settings whose intervals reach the fastest's, but `pick` and `fastest`,
+ * as a list in buf; how many. */
+static unsigned rivals_of(const bench_t *b, const row_t *pick, const row_t *fastest, char *buf,
+                          size_t cap)
+{
+    unsigned *close = malloc(b->nrows * sizeof *close), n = 0, k = 0;
+    *buf = 0;
+    if (close && standing(b, close, &n))
+        for (unsigned i = 0; i < n; i++) {
+            const row_t *r = &b->rows[close[i]];
+            if (r != pick && r != fastest)
+                snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", k++ ? ", " : "", r->label);
+        }
+    free(close);
+    return k;
+}
+
 static unsigned fresh_rounds(const advise_t *a)
 {
     return a->b.o->runs > FRESH_MIN ? a->b.o->runs : FRESH_MIN;
@@ -606,15 +663,10 @@ static void check_pick(advise_t *a)
 {
     bench_t *b = &a->b;
     bench_stats(b);
-    unsigned *close = malloc(b->nrows * sizeof *close), n;
-    const row_t *fastest, *best = close ? pick_of(b, close, &n, &fastest) : NULL;
-    free(close);
-    double lo, hi;
-    if (!best || interrupted)
-        return;
-    interval(b, best, &lo, &hi);
-    if (lo <= 1.0)
+    decide(a);
+    if (a->pk.native || interrupted)
         return; /* no pick: the advice is native */
+    const row_t *best = row_by_mask(b, a->pk.mask);
     char label[96];
     snprintf(label, sizeof label, "%.80s (fresh)", best->label);
     unsigned mask = best->mask;
@@ -759,31 +811,26 @@ static const char *fresh_failure(const row_t *f, double lo, double hi, char *buf
 static const row_t *advise(const advise_t *a, char *why, size_t cap)
 {
     const bench_t *b = &a->b;
-    unsigned *close = malloc(b->nrows * sizeof *close), n = 0;
-    const row_t *fastest = NULL, *best = close ? pick_of(b, close, &n, &fastest) : NULL;
-    if (!best) {
+    const pick_t *pk = &a->pk;
+    const row_t *best = pk->none ? NULL : row_by_mask(b, pk->mask);
+    const row_t *fastest = pk->none ? NULL : row_by_mask(b, pk->fastest);
+    if (!best || !fastest) {
         printf("advice: no setting ran with outputs equal to the native run's and without "
                "failing; run it natively (GPUACCEL=0)\n");
         snprintf(why, cap, "no setting ran with equal outputs; native");
-        free(close);
         return NULL;
     }
-    double lo, hi;
-    interval(b, best, &lo, &hi);
-    char on[256], rivals[512] = "";
+    double lo = pk->lo, hi = pk->hi; /* as decided: the fresh rounds moved native's spread */
+    char on[256], rivals[512];
     mask_names(mask_of(best), a->avail, true, on, sizeof on);
-    for (unsigned i = 0; i < n; i++)
-        if (best == fastest || &b->rows[close[i]] != fastest)
-            snprintf(rivals + strlen(rivals), sizeof rivals - strlen(rivals), "%s%s",
-                     *rivals ? ", " : "", b->rows[close[i]].label);
-    free(close);
+    unsigned n = rivals_of(b, best, fastest, rivals, sizeof rivals);
     const row_t *win = NULL;
     if (hi < 1.0) {
         printf("advice: every setting ran slower than native (the best, %s, %.2fx, 95%% "
                "interval %.2f-%.2fx); run it natively (GPUACCEL=0)\n", best->label, best->pmed,
                lo, hi);
         snprintf(why, cap, "every setting ran slower than native; native");
-    } else if (lo <= 1.0) {
+    } else if (pk->native) {
         printf("advice: the data cannot separate any setting from native: the fastest median, "
                "%s (%s on), is %.2fx with a 95%% interval of %.2f-%.2fx after %u runs; run it "
                "natively (GPUACCEL=0), or measure longer (--budget)\n", best->label, on,
@@ -793,9 +840,10 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
     } else if (!held(b, best, &lo, &hi)) {
         const row_t *f = fresh_of(b, best);
         char fb[160];
-        printf("advice: %s (%s on) was the fastest in the search, %.2fx of native, but its "
-               "fresh runs %s; run it natively (GPUACCEL=0), or measure longer (--budget)\n",
-               best->label, on, best->pmed, fresh_failure(f, lo, hi, fb, sizeof fb));
+        printf("advice: %s (%s on) was %s in the search, %.2fx of native, but its fresh runs "
+               "%s; run it natively (GPUACCEL=0), or measure longer (--budget)\n", best->label,
+               on, best == fastest ? "the fastest" : "the pick (the defaults, not separated from "
+               "the fastest)", best->pmed, fresh_failure(f, lo, hi, fb, sizeof fb));
         snprintf(why, cap, "%s did not hold on fresh runs; native", best->label);
     } else {
         win = best;
@@ -818,7 +866,7 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
         printf("\n");
         snprintf(why, cap, "%s, %.2fx of native (95%% interval %.2f-%.2fx, %u runs)%s%s",
                  best->label, f ? f->pmed : best->pmed, lo, hi, f ? f->n : best->n,
-                 n ? "; not separated from " : "",
+                 best != fastest || n ? "; not separated from " : "",
                  best != fastest ? fastest->label : n ? rivals : "");
     }
     return win;
@@ -890,6 +938,8 @@ int cmd_advise(int argc, char **argv)
         return EX_FAIL;
     }
     bench_stats(b);
+    if (!a.pk.decided)
+        decide(&a);
     qsort(b->rows, b->nrows, sizeof b->rows[0], by_speedup);
     b->done = b->rows[0].n;
     bench_table(stdout, b, true);
