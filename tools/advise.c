@@ -544,21 +544,21 @@ static const row_t *standing(const bench_t *b, unsigned *close, unsigned *n)
  * as likely luck (on stwo-gpu's commitment, whose runs spread 30%, such
  * picks were 13% slower than the best setting in the exhaustive rounds), and
  * the defaults need no file and are the setting every test runs. *fastest
- * gets standing's best; in close, the defaults give their place to it. */
-static const row_t *pick_of(const bench_t *b, unsigned *close, unsigned *n, const row_t **fastest)
+ * gets standing's best. */
+static const row_t *pick_of(const bench_t *b, const row_t **fastest)
 {
-    const row_t *best = standing(b, close, n);
+    unsigned *close = malloc(b->nrows * sizeof *close), n = 0;
+    const row_t *best = close ? standing(b, close, &n) : NULL, *pick = best;
     *fastest = best;
-    for (unsigned i = 0; best && i < *n; i++) {
+    for (unsigned i = 0; best && i < n && pick == best; i++) {
         const row_t *r = &b->rows[close[i]];
         double lo, hi;
         interval(b, r, &lo, &hi);
-        if (mask_of(r) == safe_mask() && lo > 1.0) {
-            close[i] = (unsigned)(best - b->rows);
-            return r;
-        }
+        if (mask_of(r) == safe_mask() && lo > 1.0)
+            pick = r;
     }
-    return best;
+    free(close);
+    return pick;
 }
 
 /* Decide the pick from the runs so far (check_pick, or the advice when the
@@ -566,9 +566,7 @@ static const row_t *pick_of(const bench_t *b, unsigned *close, unsigned *n, cons
 static void decide(advise_t *a)
 {
     const bench_t *b = &a->b;
-    unsigned *close = malloc(b->nrows * sizeof *close), n;
-    const row_t *fastest = NULL, *best = close ? pick_of(b, close, &n, &fastest) : NULL;
-    free(close);
+    const row_t *fastest = NULL, *best = pick_of(b, &fastest);
     pick_t *pk = &a->pk;
     *pk = (pick_t){.decided = true, .none = !best, .native = true};
     if (!best)
@@ -578,11 +576,13 @@ static void decide(advise_t *a)
     pk->mask = mask_of(best), pk->fastest = mask_of(fastest);
 }
 
-/* The search's row (never a fresh one) of the features `mask`, or NULL. */
-static const row_t *row_by_mask(const bench_t *b, unsigned mask)
+/* The row of the features `mask`: the search's, or with `fresh` the pick's
+ * fresh one (check_pick); NULL if none. The settings' masks are unique
+ * (add_setting), so the mask names it. */
+static const row_t *row_by_mask(const bench_t *b, unsigned mask, bool fresh)
 {
     for (unsigned i = 1; i < b->nrows; i++)
-        if (!b->rows[i].native && !b->rows[i].fresh && mask_of(&b->rows[i]) == mask)
+        if (!b->rows[i].native && b->rows[i].fresh == fresh && mask_of(&b->rows[i]) == mask)
             return &b->rows[i];
     return NULL;
 }
@@ -666,7 +666,7 @@ static void check_pick(advise_t *a)
     decide(a);
     if (a->pk.native || interrupted)
         return; /* no pick: the advice is native */
-    const row_t *best = row_by_mask(b, a->pk.mask);
+    const row_t *best = row_by_mask(b, a->pk.mask, false);
     char label[96];
     snprintf(label, sizeof label, "%.80s (fresh)", best->label);
     unsigned mask = best->mask;
@@ -681,16 +681,6 @@ static void check_pick(advise_t *a)
     for (unsigned i = 0; i < k && !b->rows[idx].failed && b->rows[idx].agree; i++)
         if (!round_of(a, &idx, 1))
             break;
-}
-
-/* The fresh row of `pick` (check_pick), or NULL: the settings' masks are
- * unique (add_setting), so the mask names it. */
-static const row_t *fresh_of(const bench_t *b, const row_t *pick)
-{
-    for (unsigned i = 1; i < b->nrows; i++)
-        if (b->rows[i].fresh && mask_of(&b->rows[i]) == mask_of(pick))
-            return &b->rows[i];
-    return NULL;
 }
 
 /* The rounds every setting in [from, nrows) gets: until each has `runs`
@@ -786,7 +776,7 @@ static void print_command(const advise_t *a, const row_t *win)
  * *hi when it did (or when it has none: interrupted before them). */
 static bool held(const bench_t *b, const row_t *pick, double *lo, double *hi)
 {
-    const row_t *f = fresh_of(b, pick);
+    const row_t *f = row_by_mask(b, mask_of(pick), true);
     if (!f)
         return true;
     if (f->failed || !f->agree || f->n == 0 || isnan(f->pmed))
@@ -812,8 +802,8 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
 {
     const bench_t *b = &a->b;
     const pick_t *pk = &a->pk;
-    const row_t *best = pk->none ? NULL : row_by_mask(b, pk->mask);
-    const row_t *fastest = pk->none ? NULL : row_by_mask(b, pk->fastest);
+    const row_t *best = pk->none ? NULL : row_by_mask(b, pk->mask, false);
+    const row_t *fastest = pk->none ? NULL : row_by_mask(b, pk->fastest, false);
     if (!best || !fastest) {
         printf("advice: no setting ran with outputs equal to the native run's and without "
                "failing; run it natively (GPUACCEL=0)\n");
@@ -838,7 +828,7 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
         snprintf(why, cap, "nothing separated from native (the fastest median: %s, %.2fx, "
                  "%.2f-%.2fx); native", best->label, best->pmed, lo, hi);
     } else if (!held(b, best, &lo, &hi)) {
-        const row_t *f = fresh_of(b, best);
+        const row_t *f = row_by_mask(b, mask_of(best), true);
         char fb[160];
         printf("advice: %s (%s on) was %s in the search, %.2fx of native, but its fresh runs "
                "%s; run it natively (GPUACCEL=0), or measure longer (--budget)\n", best->label,
@@ -847,7 +837,7 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
         snprintf(why, cap, "%s did not hold on fresh runs; native", best->label);
     } else {
         win = best;
-        const row_t *f = fresh_of(b, best);
+        const row_t *f = row_by_mask(b, mask_of(best), true);
         printf("advice: %s (%s on): %.2fx of native, 95%% interval %.2f-%.2fx, %u runs", best->label,
                on, f ? f->pmed : best->pmed, lo, hi, f ? f->n : best->n);
         if (f)
