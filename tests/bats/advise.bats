@@ -256,6 +256,13 @@ SH
     chmod +x "$T/flat"
 }
 
+# advise_check ENV...: tests/corpus/advise-check.sh under bats' run, with the
+# fake driver, the tree's tool and library, and ENV (later settings win).
+advise_check() {
+    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" "$@" \
+        sh "$GA_SRC/tests/corpus/advise-check.sh"
+}
+
 # check_row TABLE ID: the first line of TABLE (a file) whose first word is ID.
 check_row() {
     awk -v id="$2" '$1 == id {print; exit}' "$1"
@@ -268,10 +275,8 @@ check_row() {
     # good: kernels and coalesce cost nothing, so advise's pick (all) is the best
     # subset ({graphs,pool}, 40); flat: nothing changes it, native is the pick;
     # bad: not asked for (GA_ADVISE_ONLY)
-    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
-        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob;flat $T/flat;bad $T/cknob" \
-        GA_ADVISE_ONLY="good flat" GA_ADVISE_BUDGET=8 OUT="$T/out" \
-        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    advise_check GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob;flat $T/flat;bad $T/cknob" \
+        GA_ADVISE_ONLY="good flat" GA_ADVISE_BUDGET=8 OUT="$T/out"
     echo "$output"
     [ "$status" -eq 0 ]
     t="$T/out/advise-check-good-flat.txt"
@@ -312,8 +317,7 @@ check_row() {
     # on) does not find {graphs,pool}; a budget of 1 s leaves one round, said so.
     # Its runs take 0.2 s: ab's 12 runs alone then pass the budget, whatever the
     # host's speed (with runs of ~0 s, a fast advise once left time for two)
-    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" KNOB_SLEEP=0.2 \
-        GA_ADVISE_PROGRAMS="bad $T/cknob" GA_ADVISE_BUDGET=1 sh "$GA_SRC/tests/corpus/advise-check.sh"
+    advise_check KNOB_SLEEP=0.2 GA_ADVISE_PROGRAMS="bad $T/cknob" GA_ADVISE_BUDGET=1
     echo "$output"
     [ "$status" -eq 1 ]
     [[ "$output" == *"# bad: 1 exhaustive round of 5: "* ]]
@@ -327,9 +331,8 @@ check_row() {
     command -v python3 >/dev/null || skip "no python3"
     make_check_knob
     export PROGS PTX
-    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
-        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" GA_ADVISE_BUDGET=8 \
-        GA_ADVISE_STAGE=advise OUT="$T/one" sh "$GA_SRC/tests/corpus/advise-check.sh"
+    local good="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob"
+    advise_check GA_ADVISE_PROGRAMS="$good" GA_ADVISE_BUDGET=8 GA_ADVISE_STAGE=advise OUT="$T/one"
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"# good: advise stage done (exit 0, "* ]]
@@ -338,10 +341,8 @@ check_row() {
     [ ! -e "$T/one/advise-check/good/rounds.txt" ]
     # the stage's folder moved elsewhere, as a copy between machines would
     mv "$T/one/advise-check" "$T/moved"
-    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
-        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" GA_ADVISE_BUDGET=8 \
-        GA_ADVISE_STAGE=rounds GA_ADVISE_FROM="$T/moved" OUT="$T/two" \
-        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    advise_check GA_ADVISE_PROGRAMS="$good" GA_ADVISE_BUDGET=8 GA_ADVISE_STAGE=rounds \
+        GA_ADVISE_FROM="$T/moved" OUT="$T/two"
     echo "$output"
     [ "$status" -eq 0 ]
     read -r -a g <<<"$(echo "$output" | awk '$1 == "good" {print; exit}')"
@@ -352,23 +353,18 @@ check_row() {
     [ "$(grep -c '^[0-9]' "$T/two/advise-check/good/rounds.txt")" -eq 25 ]
     [ "$(grep -c '^good ' "$T/two/advise-check.txt")" -eq 12 ]
     # a rounds stage without the advise stage's files, and a stage of no such name
-    run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
-        GA_ADVISE_PROGRAMS="good $T/cknob" GA_ADVISE_STAGE=rounds GA_ADVISE_FROM="$T/none" \
-        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    advise_check GA_ADVISE_PROGRAMS="good $T/cknob" GA_ADVISE_STAGE=rounds GA_ADVISE_FROM="$T/none"
     [ "$status" -eq 1 ]
     [[ "$output" == *"# good: no advise stage in $T/none/good (stage.json, advise.json)"* ]]
-    run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_ADVISE_PROGRAMS="good $T/cknob" \
-        GA_ADVISE_STAGE=later sh "$GA_SRC/tests/corpus/advise-check.sh"
+    advise_check GA_ADVISE_PROGRAMS="good $T/cknob" GA_ADVISE_STAGE=later
     [ "$status" -eq 2 ]
     [[ "$output" == *"GA_ADVISE_STAGE is all, advise, rounds or table"* ]]
     # the tables again from the whole check's folder, running nothing (no
     # library run: the fake driver is not on the path)
     cp "$T/two/advise-check.txt" "$T/two.txt"
     rm "$T/two/advise-check/good/stage.json" # a whole check's folder needs none
-    run env GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" \
-        GA_ADVISE_PROGRAMS="good env KNOB_KERNELS=0 KNOB_COALESCE=0 $T/cknob" \
-        GA_ADVISE_STAGE=table GA_ADVISE_FROM="$T/two/advise-check" OUT="$T/three" \
-        sh "$GA_SRC/tests/corpus/advise-check.sh"
+    advise_check LD_LIBRARY_PATH= GA_ADVISE_PROGRAMS="$good" GA_ADVISE_STAGE=table \
+        GA_ADVISE_FROM="$T/two/advise-check" OUT="$T/three"
     echo "$output"
     [ "$status" -eq 0 ]
     [ "$(grep -c '^[0-9]' "$T/three/advise-check/good/rounds.txt")" -eq 25 ]

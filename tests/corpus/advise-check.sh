@@ -23,9 +23,8 @@
 #     feature paid, else from advise's own runs of it alone; coalesce_mirrors is
 #     measured as coalesce with GPUACCEL_COALESCE_MIRRORS=1 against coalesce alone.
 #     Within 25%, or the reason it cannot be (no estimate, nothing to act on, below
-#     the runs' noise, the gain's 95% interval, a bootstrap of the two medians'
-#     difference, reaches the estimate's +-25% band, the saving falls outside the
-#     timed phase, ...).
+#     the runs' noise, the gain's 95% interval (programs.py's gain_ci) reaches the
+#     estimate's +-25% band, the saving falls outside the timed phase, ...).
 #
 # usage: [GA_CORPUS_BIN=DIR] [GA_ADVISE_ONLY="sppark risc0_sha256"] [OUT=DIR]
 #        sh tests/corpus/advise-check.sh
@@ -75,7 +74,7 @@ check_name=advise-check check_stand_ins=${GA_ADVISE_PROGRAMS:-}
 [ "${GA_ADVISE_STAGE:-}" = table ] && check_stand_ins=table
 . "$(dirname "$0")/common/check.sh"
 cat >"$w/check.py" <<'PY'
-import json, math, os, random, re, shutil, subprocess, sys, time
+import json, math, os, re, shutil, subprocess, sys, time
 from itertools import combinations
 
 E = os.environ
@@ -119,7 +118,7 @@ for k in ("GA_TOOL",):
 
 # ---- the programs -------------------------------------------------------------------
 sys.path.insert(0, os.path.join(src, "tests/corpus/common"))
-from programs import programs, median, noise  # noqa: E402
+from programs import programs, median, noise, gain_ci  # noqa: E402
 
 progs = programs(src, size, only, E.get("GA_ADVISE_PROGRAMS"), E.get("GA_CORPUS_BIN"),
                  E.get("GA_CORPUS"))
@@ -136,22 +135,6 @@ def run_tool(args, log, env=None):
 
 def fmt(x, d=2):
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else "%.*f" % (d, x)
-
-def gain_ci(a, b, n=2000):
-    """The 95% interval of median(a) - median(b) (a gain when a is native's runs):
-    with five runs a side or fewer, from the runs' ranges (the order statistics
-    give a median no narrower interval than its runs' range there, 94% for five;
-    a bootstrap of so few runs is narrower than it should be); with more, by a
-    bootstrap of each side (seeded: the same runs give the same interval)."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    if min(len(a), len(b)) <= 5:
-        return min(a) - max(b), max(a) - min(b)
-    rng = random.Random(20261130)
-    d = sorted(median(rng.choices(a, k=len(a))) - median(rng.choices(b, k=len(b)))
-               for _ in range(n))
-    return d[int(0.025 * n)], d[int(0.975 * n) - 1]
-
 
 def advise_stage(cmd, d, conf):
     """1. the profile (every feature off): the estimates, and a run's cost; 2. advise,
