@@ -62,10 +62,15 @@ typedef struct busy {
 typedef struct pick {
     bool decided;
     bool none;              /* no setting ran with equal outputs and without failing */
-    bool native;            /* no setting to advise: native */
     unsigned mask, fastest; /* the pick's and the fastest median's masks */
     double lo, hi;          /* the pick's interval when it was decided */
 } pick_t;
+
+/* No setting to advise: none ran, or the pick did not separate from native. */
+static bool native_pick(const pick_t *pk)
+{
+    return pk->none || pk->lo <= 1.0;
+}
 
 typedef struct advise {
     bench_t b;
@@ -568,11 +573,10 @@ static void decide(advise_t *a)
     const bench_t *b = &a->b;
     const row_t *fastest = NULL, *best = pick_of(b, &fastest);
     pick_t *pk = &a->pk;
-    *pk = (pick_t){.decided = true, .none = !best, .native = true};
+    *pk = (pick_t){.decided = true, .none = !best};
     if (!best)
         return;
     interval(b, best, &pk->lo, &pk->hi);
-    pk->native = pk->lo <= 1.0;
     pk->mask = mask_of(best), pk->fastest = mask_of(fastest);
 }
 
@@ -664,7 +668,7 @@ static void check_pick(advise_t *a)
     bench_t *b = &a->b;
     bench_stats(b);
     decide(a);
-    if (a->pk.native || interrupted)
+    if (native_pick(&a->pk) || interrupted)
         return; /* no pick: the advice is native */
     const row_t *best = row_by_mask(b, a->pk.mask, false);
     char label[96];
@@ -820,7 +824,7 @@ static const row_t *advise(const advise_t *a, char *why, size_t cap)
                "interval %.2f-%.2fx); run it natively (GPUACCEL=0)\n", best->label, best->pmed,
                lo, hi);
         snprintf(why, cap, "every setting ran slower than native; native");
-    } else if (pk->native) {
+    } else if (native_pick(pk)) {
         printf("advice: the data cannot separate any setting from native: the fastest median, "
                "%s (%s on), is %.2fx with a 95%% interval of %.2f-%.2fx after %u runs; run it "
                "natively (GPUACCEL=0), or measure longer (--budget)\n", best->label, on,
