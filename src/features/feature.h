@@ -138,6 +138,11 @@ typedef struct ga_feature {
     void (*alloc_async_begin)(const ga_rt_t *rt, CUmemoryPool pool, CUstream s, bool per_thread);
     void (*alloc_done)(const ga_rt_t *rt, CUdeviceptr p, size_t bytes, uint64_t ns, CUresult r);
     void (*free_done)(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUresult r);
+    /* Page-locked host memory the program got (cuMemHostAlloc, cuMemAllocHost:
+     * served or the driver's) or gave back (cuMemFreeHost): told once the call
+     * returned r. */
+    void (*host_alloc_done)(const ga_rt_t *rt, void *p, size_t bytes, CUresult r);
+    void (*host_free_done)(const ga_rt_t *rt, void *p, CUresult r);
     /* A copy between host memory and the device is about to be served or made
      * (before any feature or the driver touches its host side): the
      * synchronous and asynchronous DtoH and HtoD forms, with copy_done's

@@ -1,8 +1,9 @@
 /* hostmem.c - hooks for page-locked host memory: cuMemHostAlloc,
  * cuMemAllocHost and cuMemFreeHost. Offered to the features that serve them
  * (the pinned cache); otherwise the driver's call exactly as a plain entry
- * point makes it. Held-back work goes out first either way (a free may
- * synchronize, and the cache fences a freed block behind the work enqueued).
+ * point makes it; then the observers are told (the tuner). Held-back work
+ * goes out first either way (a free may synchronize, and the cache fences a
+ * freed block behind the work enqueued).
  * The epochs move around the driver's own calls only (ga_host_alloc_driver,
  * ga_host_free_driver: these map memory and may synchronize): a block the
  * cache hands out or takes back maps and writes nothing.
@@ -31,6 +32,7 @@ static CUresult host_alloc(const ga_rt_t *rt, ga_id_t id, void **pp, size_t byte
     ga_debug("host alloc: %zu bytes, flags %#x%s: %s %p", bytesize, Flags & ~GA_HOSTALLOC_LEGACY,
              Flags & GA_HOSTALLOC_LEGACY ? " (cuMemAllocHost)" : "", r ? "error" : "at",
              pp && !r ? *pp : NULL);
+    GA_EACH(host_alloc_done, rt, r == CUDA_SUCCESS && pp ? *pp : NULL, bytesize, r);
     return r;
 }
 
@@ -52,5 +54,6 @@ CUresult ga_hook_host_free(const ga_rt_t *rt, ga_id_t id, void *p)
     ga_flush(rt, GA_FLUSH_ALL, GA_NOSTREAM);
     if (!GA_SERVE(host_free, rt, p, &r))
         r = ga_host_free_driver(rt, p);
+    GA_EACH(host_free_done, rt, p, r);
     return r;
 }

@@ -325,6 +325,22 @@ EOF
     grep -q '^# no: fill .*the launch changed no memory' "$table"
 }
 
+@test "tune: stream-ordered and page-locked memory are restored, so their kernels are tried" {
+    table="$BATS_TEST_TMPDIR/m.table"
+    prog=("$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx")
+    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${prog[@]}")
+    [ "$want" = "async=8468480 host=25307136" ]
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" -- "${prog[@]}"
+    echo "$output"
+    cat "$table"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
+    ! grep -q 'cannot restore' "$table"
+    grep -q '^add sm_90 32,1,1 128,1,1 0 -> .* threads$' "$table"
+    grep -q '^add sm_90 64,1,1 64,1,1 0 -> .* threads$' "$table"
+    [ "$(grep -c '^# verified: .* 2 allocations .* compared bit for bit' "$table")" -eq 2 ]
+}
+
 @test "tune --exhaustive: every multiple of 32 is tried, and the result is the same entry" {
     table="$BATS_TEST_TMPDIR/x.table"
     run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune --exhaustive -o "$table" -- \

@@ -4,7 +4,8 @@
  *
  * On the third launch of a kernel configuration (the program's data is then
  * real, and the kernel known to launch), before the launch is issued:
- *   1. synchronize; copy every live allocation of the context to the host;
+ *   1. synchronize; copy every live allocation of the context, and every
+ *      page-locked host allocation, to the host;
  *   2. run the original, keep every allocation's contents (A); restore, run it
  *      again: if anything differs from A, the kernel is not deterministic and
  *      is rejected;
@@ -20,9 +21,14 @@
  * Refused, with the reason in the table as a comment: kernels using shared
  * memory (its size may follow the block; a failing candidate could fault the
  * context), launches with `extra`, kernels whose outputs differ run to run,
- * programs with memory the tuner cannot restore (managed, host-mapped,
- * pitched, stream-ordered or imported allocations: seen in the call counts),
- * and more than MAX_BYTES of live memory.
+ * programs with memory the tuner cannot restore (managed, registered host
+ * memory, VMM mappings, imported or graph allocations: seen in the call
+ * counts, or an allocation made while a capture was open), and more than
+ * MAX_BYTES of live memory. Stream-ordered and pitched allocations are
+ * restored like the others (their hooks tell alloc_done and free_done, and
+ * the context is synchronized before a snapshot), and page-locked host
+ * allocations too (a kernel may write them through unified addressing):
+ * real provers use both, and refusing them left every corpus kernel untried.
  *
  * Not seen, and so not restored: memory a kernel reaches other than through
  * cuMemAlloc allocations, such as a module's __device__ variables; a kernel
@@ -46,6 +52,7 @@
 
 #include "core/log.h"
 #include "features/feature.h"
+#include "tracking/capture.h"
 #include "tracking/device.h"
 #include "tracking/registry.h"
 #include "core/stats.h"
@@ -60,6 +67,7 @@ typedef struct live {
     CUdeviceptr ptr;
     size_t size;
     CUcontext ctx;
+    bool host; /* page-locked host memory: copied with memcpy, whatever the context */
     UT_hash_handle hh;
 } live_t;
 
@@ -90,6 +98,9 @@ static _Atomic bool busy;      /* an experiment is running */
  * holds it exclusively, so no other thread's launch or copy can touch memory
  * between a snapshot and its restore. */
 static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
+/* An allocation was made while a capture was open: it may be a graph's,
+ * mapped only while the graph runs, and is not snapshotted. */
+static _Atomic bool graph_memory;
 static const char *out_path;
 
 /* ---- what the program allocates ------------------------------------------------ */
@@ -104,16 +115,29 @@ static void forget_live_locked(CUdeviceptr p)
     }
 }
 
-void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size)
+static void track(const ga_rt_t *rt, CUdeviceptr p, size_t size, bool host)
 {
     live_t *l = calloc(1, sizeof *l);
     if (!l)
         return;
-    l->ptr = p, l->size = size, l->ctx = ga_current_ctx(rt);
+    l->ptr = p, l->size = size, l->host = host, l->ctx = host ? NULL : ga_current_ctx(rt);
     pthread_mutex_lock(&lock);
     forget_live_locked(p); /* an address the driver handed out again */
     HASH_ADD(hh, lives, ptr, sizeof l->ptr, l);
     pthread_mutex_unlock(&lock);
+}
+
+void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size)
+{
+    if (ga_capture_active())
+        atomic_store(&graph_memory, true);
+    else
+        track(rt, p, size, false);
+}
+
+void ga_tuner_host_alloc(const ga_rt_t *rt, void *p, size_t size)
+{
+    track(rt, (CUdeviceptr)(uintptr_t)p, size, true);
 }
 
 void ga_tuner_free(CUdeviceptr p)
@@ -129,6 +153,7 @@ typedef struct snap {
     unsigned n;
     CUdeviceptr *ptr;
     size_t *size;
+    bool *host;
     unsigned char **data;
 } snap_t;
 
@@ -136,11 +161,12 @@ static void snap_free(snap_t *s)
 {
     for (unsigned i = 0; i < s->n; i++)
         free(s->data ? s->data[i] : NULL);
-    free(s->ptr), free(s->size), free(s->data);
+    free(s->ptr), free(s->size), free(s->host), free(s->data);
     memset(s, 0, sizeof *s);
 }
 
-/* The layout (addresses and sizes) of every live allocation of ctx. */
+/* The layout (addresses and sizes) of every live allocation of ctx, and of
+ * every page-locked host allocation (any context's kernels may reach it). */
 static bool snap_layout(CUcontext ctx, snap_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -148,15 +174,16 @@ static bool snap_layout(CUcontext ctx, snap_t *s)
     unsigned n = 0;
     size_t bytes = 0;
     for (live_t *l = lives; l; l = l->hh.next)
-        if (l->ctx == ctx)
+        if (l->host || l->ctx == ctx)
             n++, bytes += l->size;
     s->ptr = calloc(n ? n : 1, sizeof *s->ptr);
     s->size = calloc(n ? n : 1, sizeof *s->size);
+    s->host = calloc(n ? n : 1, sizeof *s->host);
     s->data = calloc(n ? n : 1, sizeof *s->data);
-    bool ok = s->ptr && s->size && s->data && bytes <= MAX_BYTES;
+    bool ok = s->ptr && s->size && s->host && s->data && bytes <= MAX_BYTES;
     for (live_t *l = lives; ok && l; l = l->hh.next)
-        if (l->ctx == ctx)
-            s->ptr[s->n] = l->ptr, s->size[s->n] = l->size, s->n++;
+        if (l->host || l->ctx == ctx)
+            s->ptr[s->n] = l->ptr, s->size[s->n] = l->size, s->host[s->n] = l->host, s->n++;
     pthread_mutex_unlock(&lock);
     for (unsigned i = 0; ok && i < s->n; i++)
         ok = (s->data[i] = malloc(s->size[i] ? s->size[i] : 1)) != NULL;
@@ -169,7 +196,9 @@ static bool snap_read(const ga_rt_t *rt, snap_t *s)
 {
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, GA_ID_cuMemcpyDtoH_v2, cuMemcpyDtoH_v2);
     for (unsigned i = 0; i < s->n; i++)
-        if (!copy || copy(s->data[i], s->ptr[i], s->size[i]) != CUDA_SUCCESS)
+        if (s->host[i])
+            memcpy(s->data[i], (const void *)(uintptr_t)s->ptr[i], s->size[i]);
+        else if (!copy || copy(s->data[i], s->ptr[i], s->size[i]) != CUDA_SUCCESS)
             return false;
     return true;
 }
@@ -179,7 +208,9 @@ static bool snap_write(const ga_rt_t *rt, const snap_t *s)
     __typeof__(&cuMemcpyHtoD_v2) copy = GA_REAL(rt, GA_ID_cuMemcpyHtoD_v2, cuMemcpyHtoD_v2);
     __typeof__(&cuCtxSynchronize) sync = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize);
     for (unsigned i = 0; i < s->n; i++)
-        if (!copy || copy(s->ptr[i], s->data[i], s->size[i]) != CUDA_SUCCESS)
+        if (s->host[i])
+            memcpy((void *)(uintptr_t)s->ptr[i], s->data[i], s->size[i]);
+        else if (!copy || copy(s->ptr[i], s->data[i], s->size[i]) != CUDA_SUCCESS)
             return false;
     /* A copy from pageable memory may return before its DMA lands, and the
      * next launch may be on a non-blocking stream: wait for it. */
@@ -417,18 +448,17 @@ static bool wanted(const char *list, const char *name)
     return false;
 }
 /* Memory the snapshots would miss: the program made it through an entry
- * point whose allocations the tuner does not track. */
+ * point whose allocations the tuner does not track (or with a capture open). */
 static bool memory_unrestorable(void)
 {
     static const ga_id_t untracked[] = {
-        GA_ID_cuMemAllocManaged, GA_ID_cuMemHostAlloc, GA_ID_cuMemAllocHost_v2,
-        GA_ID_cuMemHostRegister_v2, GA_ID_cuMemAllocAsync, GA_ID_cuMemAllocAsync_ptsz,
-        GA_ID_cuMemAllocFromPoolAsync, GA_ID_cuMemAllocFromPoolAsync_ptsz, GA_ID_cuMemMap,
-        GA_ID_cuIpcOpenMemHandle_v2, GA_ID_cuMemPoolImportPointer, GA_ID_cuMemAllocPitch_v2};
+        GA_ID_cuMemAllocManaged, GA_ID_cuMemAllocHost, GA_ID_cuMemHostRegister,
+        GA_ID_cuMemHostRegister_v2, GA_ID_cuMemMap, GA_ID_cuIpcOpenMemHandle_v2,
+        GA_ID_cuMemPoolImportPointer, GA_ID_cuGraphAddMemAllocNode};
     for (size_t i = 0; i < GA_ARRAY_LEN(untracked); i++)
         if (ga_stats_calls(untracked[i]))
             return true;
-    return false;
+    return atomic_load(&graph_memory);
 }
 
 static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
@@ -444,7 +474,7 @@ static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3
                                   "whose layout may follow the block size", shmem, static_shared);
     else if (unrestorable)
         snprintf(why, sizeof why, "not tried: the program has memory the tuner cannot restore "
-                                  "(managed, host-mapped, pitched, stream-ordered or imported)");
+                                  "(managed, registered, VMM-mapped, imported or a graph's)");
     if (!*why)
         return false;
     ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
@@ -566,6 +596,7 @@ static void fork_child(void)
     configs = NULL;
     results = NULL;
     out_path = NULL; /* the parent writes the table */
+    atomic_store(&graph_memory, false);
     atomic_store(&busy, false);
 }
 
@@ -586,6 +617,19 @@ static void tuner_free_done(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUres
     (void)rt, (void)ns;
     if (r == CUDA_SUCCESS)
         ga_tuner_free(p);
+}
+
+static void tuner_host_alloc_done(const ga_rt_t *rt, void *p, size_t bytes, CUresult r)
+{
+    if (r == CUDA_SUCCESS && p)
+        ga_tuner_host_alloc(rt, p, bytes);
+}
+
+static void tuner_host_free_done(const ga_rt_t *rt, void *p, CUresult r)
+{
+    (void)rt;
+    if (r == CUDA_SUCCESS && p)
+        ga_tuner_free((CUdeviceptr)(uintptr_t)p);
 }
 
 /* The experiment runs on the program's own configuration, before a rewrite. */
@@ -623,5 +667,7 @@ const ga_feature_t ga_feature_tuner = {
     .call_leave = ga_tuner_leave,
     .alloc_done = tuner_alloc_done,
     .free_done = tuner_free_done,
+    .host_alloc_done = tuner_host_alloc_done,
+    .host_free_done = tuner_host_free_done,
     .before_launch = tuner_before_launch,
 };

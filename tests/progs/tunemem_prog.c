@@ -1,0 +1,47 @@
+/* tunemem_prog.c - what real provers allocate, for the tuner: a stream-ordered
+ * buffer (cuMemAllocAsync, as cudaMallocAsync) and a page-locked host buffer
+ * (cuMemAllocHost, as cudaMallocHost), each updated in place four times by an
+ * accumulating kernel (add: p[i] += v for i < n), the host buffer through
+ * unified addressing. A tuner that ran the kernel again without restoring
+ * either buffer would change the sums. Runs against tests/fake and a GPU.
+ * usage: tunemem_prog KERNELS.PTX  -> "async=<sum> host=<sum>" */
+#include "linked.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { N = 4096 };
+
+int main(int argc, char **argv)
+{
+    static uint32_t h[N];
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod = linked_setup(argc, argv, &dev, &ctx);
+    CUfunction add;
+    CK(cuModuleGetFunction(&add, mod, "add"));
+    CUdeviceptr d;
+    uint32_t *pinned;
+    CK(cuMemAllocAsync(&d, sizeof h, NULL));
+    CK(cuMemAllocHost((void **)&pinned, sizeof h));
+    for (int i = 0; i < N; i++)
+        h[i] = (uint32_t)i, pinned[i] = (uint32_t)(3 * i);
+    CK(cuMemcpyHtoD(d, h, sizeof h));
+    CUdeviceptr hp = (CUdeviceptr)(uintptr_t)pinned;
+    uint32_t n = N, v = 5, w = 9;
+    void *on_dev[] = {&d, &n, &v}, *on_host[] = {&hp, &n, &w};
+    /* Two configurations: each is tried once, on its own buffer. */
+    for (int i = 0; i < 4; i++) {
+        CK(cuLaunchKernel(add, N / 128, 1, 1, 128, 1, 1, 0, NULL, on_dev, NULL));
+        CK(cuLaunchKernel(add, N / 64, 1, 1, 64, 1, 1, 0, NULL, on_host, NULL));
+    }
+    CK(cuCtxSynchronize());
+    CK(cuMemcpyDtoH(h, d, sizeof h));
+    uint64_t a = 0, b = 0;
+    for (int i = 0; i < N; i++)
+        a += h[i], b += pinned[i];
+    printf("async=%llu host=%llu\n", (unsigned long long)a, (unsigned long long)b);
+    CK(cuMemFreeAsync(d, NULL));
+    CK(cuMemFreeHost(pinned));
+    return 0;
+}
