@@ -168,8 +168,61 @@ static int check_process_files(const char *base, bool force)
     return rc;
 }
 
-/* gpuaccel tune: the program runs once under the tuner, every other feature
- * off; the tuner writes only configurations it proved bit-identical. */
+/* How many lines of the table at `path` say: verified entries (kept), "# no:"
+ * (not kept), and of those, launches a candidate faulted. -1: no table. */
+static int table_counts(const char *path, unsigned *kept, unsigned *not_kept, unsigned *faults)
+{
+    FILE *f = fopen(path, "r");
+    *kept = *not_kept = *faults = 0;
+    if (!f)
+        return -1;
+    char line[4096];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "# no:", 5))
+            (*not_kept)++, *faults += strstr(line, ": faulted") != NULL;
+        else if (line[0] != '#' && line[0] != '\n')
+            (*kept)++;
+    fclose(f);
+    return 0;
+}
+
+/* One run of the program under the tuner, every other feature off; with
+ * `skip`, the launches the table at `out` marks faulted are left alone. */
+static int tune_once(opts_t *o, const char *lib, const char *path, const char *out,
+                     bool skip)
+{
+    forward_signals(true);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        preload(lib);
+        (void)toggle(o, "all", false);
+        apply_toggles(o);
+        setenv("GPUACCEL_TUNER", out, 1);
+        setenv("GPUACCEL_TUNER_KERNEL", o->kernel_pattern ? o->kernel_pattern : "*", 1);
+        setenv("GPUACCEL_TUNER_EXHAUSTIVE", o->exhaustive ? "1" : "0", 1);
+        if (skip)
+            setenv("GPUACCEL_TUNER_SKIP", out, 1); /* read at start, before it is written */
+        else
+            unsetenv("GPUACCEL_TUNER_SKIP");
+        execv(path, o->cmd);
+        _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
+    }
+    int status = 0;
+    wait_forwarding(pid, &status);
+    forward_signals(false);
+    return status;
+}
+
+enum { TUNE_RUNS = 5 }; /* a candidate that faults ends a run: each run after skips more */
+
+/* gpuaccel tune: the program runs under the tuner, every other feature off;
+ * the tuner writes only configurations it proved bit-identical. A candidate
+ * that faults the context ends the program (the driver's error is sticky):
+ * the tuner marks that launch in the table, and the program runs again,
+ * leaving the marked launches alone, until a run ends well or marks nothing
+ * new (at most TUNE_RUNS runs). */
 int cmd_tune(int argc, char **argv)
 {
     opts_t opts = {.runs = 5, .ab_feature = -1}, *o = &opts;
@@ -183,35 +236,25 @@ int cmd_tune(int argc, char **argv)
     const char *out = o->out ? o->out : "gpuaccel-tune.table";
     if ((rc = check_output("-o", out, o->force)) != EX_OK)
         return rc;
-    forward_signals(true);
-    pid_t pid = fork();
-    if (pid < 0)
-        return die(EX_FAIL, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        preload(lib);
-        (void)toggle(o, "all", false);
-        apply_toggles(o);
-        setenv("GPUACCEL_TUNER", out, 1);
-        setenv("GPUACCEL_TUNER_KERNEL", o->kernel_pattern ? o->kernel_pattern : "*", 1);
-        setenv("GPUACCEL_TUNER_EXHAUSTIVE", o->exhaustive ? "1" : "0", 1);
-        execv(path, o->cmd);
-        _exit(die(EX_NOEXEC, "%s: %s", o->cmd[0], strerror(errno)));
-    }
     int status = 0;
-    wait_forwarding(pid, &status);
-    forward_signals(false);
+    unsigned kept = 0, not_kept = 0, faults = 0, before = 0;
+    bool table = false;
+    for (int run = 1; run <= TUNE_RUNS; run++) {
+        if ((status = tune_once(o, lib, path, out, run > 1)) < 0)
+            return die(EX_FAIL, "fork: %s", strerror(errno));
+        table = table_counts(out, &kept, &not_kept, &faults) == 0;
+        bool ended_well = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (ended_well || !table || faults <= before)
+            break;
+        if (run < TUNE_RUNS)
+            fprintf(stderr, "gpuaccel: tune: a candidate faulted the context of %s (%u launch%s "
+                            "marked in %s): running it again, leaving %s alone (run %d of %d)\n",
+                    o->cmd[0], faults, faults == 1 ? "" : "es", out,
+                    faults == 1 ? "it" : "them", run + 1, TUNE_RUNS);
+        before = faults;
+    }
     char how[96];
-    FILE *f = fopen(out, "r");
-    unsigned kept = 0, not_kept = 0;
-    char line[4096];
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "# no:", 5))
-            not_kept++;
-        else if (line[0] != '#' && line[0] != '\n')
-            kept++;
-    if (f)
-        fclose(f);
-    if (f)
+    if (table)
         fprintf(stderr, "gpuaccel: tune: %s: %u verified entries, %u configurations not kept "
                         "(reasons inside); use GPUACCEL_TUNE=1 GPUACCEL_TUNE_TABLE=%s\n",
                 out, kept, not_kept, out);

@@ -148,7 +148,7 @@ static const opt_doc_t opt_docs[] = {
     {"kernel", O_KERNEL, 0, "PATTERN", C_TUNE,
      "comma-separated globs of the kernel names tried; default: * (every kernel)"},
     {"exhaustive", O_EXHAUSTIVE, 0, NULL, C_TUNE,
-     "try every block size that is a multiple of 32; default: powers of two"},
+     "try every multiple of 32 dividing the thread count; default: powers of two"},
     {"runs", 'r', 'r', "N", C_AB, "measured runs of each setting, 1 to 10000; default: 5"},
     {"runs", 'r', 'r', "N", C_ADVISE,
      "rounds of the first pass over every setting, 1 to 10000 (close contenders get more "

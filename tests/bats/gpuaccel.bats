@@ -341,16 +341,53 @@ EOF
     [ "$(grep -c '^# verified: .* 2 allocations .* compared bit for bit' "$table")" -eq 2 ]
 }
 
-@test "tune --exhaustive: every multiple of 32 is tried, and the result is the same entry" {
-    table="$BATS_TEST_TMPDIR/x.table"
-    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune --exhaustive -o "$table" -- \
-        "$GA_BUILD/tests/progs/door_getproc" "$GA_SRC/tests/progs/kernels.ptx"
+@test "tune: a candidate that faults the context is marked, and the program runs again without it" {
+    table="$BATS_TEST_TMPDIR/f.table"
+    prog=("$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx")
+    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${prog[@]}")
+    # add traps with 1024 threads a block: each configuration's last candidate
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" FAKECUDA_TRAP_BLOCK=1024 \
+        "$GA_TOOL" tune -o "$table" -- "${prog[@]}"
     echo "$output"
     cat "$table"
     [ "$status" -eq 0 ]
-    # 32..1024 step 32 without the original 128: 31 candidates (5 without --exhaustive)
-    grep -q '^# verified: 31 candidates run, 0 gave other results' "$table"
-    grep -q '^add sm_90 32,1,1 128,1,1 0 -> 4,1,1 1024,1,1 threads$' "$table"
+    [ "$(echo "$output" | grep -v '^gpuaccel' | grep -v '^tests/progs')" = "$want" ]
+    has_words 'running it again, leaving it alone (run 2 of 5)'
+    has_words 'running it again, leaving them alone (run 3 of 5)'
+    [ "$(grep -c '^# no: add .*: faulted: the candidate 4,1,1 1024,1,1 made the context fail' "$table")" -eq 2 ]
+    has_words '0 verified entries, 2 configurations not kept'
+    # a block size that divides no thread count is never tried: nothing faults
+    rm -f "$table"
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" FAKECUDA_TRAP_BLOCK=96 \
+        "$GA_TOOL" tune --exhaustive -o "$table" -- "${prog[@]}"
+    [ "$status" -eq 0 ]
+    ! grep -q faulted "$table"
+    [ "$(grep -c '^add ' "$table")" -eq 2 ]
+    # a skip table that cannot be read: one warning, nothing skipped
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" GPUACCEL_TUNER="$table.2" \
+        GPUACCEL_TUNER_SKIP=/nonexistent LD_PRELOAD="$GA_LIB" "${prog[@]}"
+    [ "$status" -eq 0 ]
+    has_words "gpuaccel: warning: GPUACCEL_TUNER_SKIP: cannot read '/nonexistent' (expected a table the tuner wrote); nothing is skipped"
+}
+
+@test "tune --exhaustive: every multiple of 32 that divides the thread count is tried" {
+    table="$BATS_TEST_TMPDIR/x.table"
+    prog=("$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx" 12288)
+    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${prog[@]}")
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune --exhaustive -o "$table" -- \
+        "${prog[@]}"
+    echo "$output"
+    cat "$table"
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
+    # 12288 threads: 32, 64, 96, 128, 192, 256, 384, 512, 768 and 1024 divide it; less
+    # the launch's own block size, 9 candidates a launch (5 without --exhaustive)
+    [ "$(grep -c '^# verified: 9 candidates run, 0 gave other results' "$table")" -eq 2 ]
+    grep -q '^add sm_90 96,1,1 128,1,1 0 -> 12,1,1 1024,1,1 threads$' "$table"
+    rm -f "$table"
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" -- "${prog[@]}"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^# verified: 5 candidates run, 0 gave other results' "$table")" -eq 2 ]
 }
 
 @test "tune-retime: both tables timed side by side, per kernel, outputs checked" {

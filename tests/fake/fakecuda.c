@@ -1799,6 +1799,13 @@ static CUresult launch_run(CUfunction f, int dev, const unsigned g[3], const uns
     }
     if (a)
         return arith_run(a, threads, params);
+    /* FAKECUDA_TRAP_BLOCK=N: add traps with N threads a block, as a kernel that
+     * asserts on its block size (the tuner's candidates). */
+    const char *trap = getenv("FAKECUDA_TRAP_BLOCK");
+    if (trap && f == (CUfunction)&kernel_add && b[0] == (unsigned)atoi(trap)) {
+        sticky = CUDA_ERROR_ASSERT; /* seen by the next call */
+        return CUDA_SUCCESS;
+    }
     uint32_t *p = xlate(p0);
     uint32_t n = *(uint32_t *)params[1], v = *(uint32_t *)params[2];
     device_ms += (double)g[0] * g[1] * g[2] * 0.0002 + (double)threads * 0.000001;

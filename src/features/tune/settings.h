@@ -15,8 +15,10 @@
       "tuner mode: verify and time configurations, write FILE")                        \
     X(GPUACCEL_TUNER_KERNEL, STR, tuner_kernel, "*", "GPUACCEL_TUNER",                 \
       "comma-separated globs of kernel names the tuner tries")                         \
+    X(GPUACCEL_TUNER_SKIP, STR, tuner_skip, "", "GPUACCEL_TUNER",                     \
+      "a table of an earlier tuner run: launches it marks faulted are left alone")      \
     X(GPUACCEL_TUNER_EXHAUSTIVE, BOOL, tuner_exhaustive, "0", "GPUACCEL_TUNER",        \
-      "tuner tries every block size that is a multiple of 32, not only powers of two") \
+      "tuner tries every multiple of 32 that divides the threads, not only powers of two") \
     W(GPUACCEL_TUNE, GPUACCEL_TUNE_TABLE,                                              \
       "there is no table, so no launch is rewritten (gpuaccel tune writes one)")
 

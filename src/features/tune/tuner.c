@@ -30,6 +30,16 @@
  * allocations too (a kernel may write them through unified addressing):
  * real provers use both, and refusing them left every corpus kernel untried.
  *
+ * Candidates keep the launch's thread count exactly (a block size that does
+ * not divide it would add threads: a kernel that is not bounds-checked, or
+ * asserts on its index, as sppark's generate_partial_twiddles does, would
+ * write past its data or trap). A candidate can still fault the context (a
+ * kernel that hard-codes its block size): the driver's error is sticky and the
+ * program cannot go on. The tuner then writes the table at once, that
+ * configuration marked "faulted"; `gpuaccel tune` runs the program again with
+ * GPUACCEL_TUNER_SKIP naming that table, and the tuner leaves such launches
+ * alone (the program's own configuration runs, untouched).
+ *
  * Not seen, and so not restored: memory a kernel reaches other than through
  * cuMemAlloc allocations, such as a module's __device__ variables; a kernel
  * that keeps state there (a counter, a retirement flag) may be run 2+N times
@@ -50,7 +60,9 @@
 #include <time.h>
 #include <uthash.h>
 
+#include "core/fault.h"
 #include "core/log.h"
+#include "core/textfile.h"
 #include "features/feature.h"
 #include "tracking/capture.h"
 #include "tracking/device.h"
@@ -102,6 +114,15 @@ static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
  * mapped only while the graph runs, and is not snapshotted. */
 static _Atomic bool graph_memory;
 static const char *out_path;
+/* Launches a candidate of an earlier run faulted (GPUACCEL_TUNER_SKIP): read
+ * at init, read-only after. Keys "NAME G,G,G B,B,B SHMEM", the reason beside. */
+typedef struct skip {
+    char key[600];
+    char why[300];
+    UT_hash_handle hh;
+} skip_t;
+static skip_t *skips;
+static _Atomic bool dead; /* a candidate faulted the context: no more experiments */
 
 /* ---- what the program allocates ------------------------------------------------ */
 
@@ -311,14 +332,30 @@ static void add_result(const char *name, const ga_tune_entry_t *e, bool accepted
     ga_info("tuner: %s: %s", name, comment);
 }
 
+/* A candidate made the context fail: the driver answers every later call with
+ * that error, so the program cannot go on. Say so, write the table now (the
+ * exit may never come), and try nothing more. */
+static void faulted(const ga_kernel_t *k, const ga_tune_entry_t *e, const unsigned g[3],
+                    const unsigned b[3], CUresult r)
+{
+    char why[300];
+    snprintf(why, sizeof why, "faulted: the candidate %u,%u,%u %u,%u,%u made the context fail "
+             "(error %d); gpuaccel tune runs the program again, leaving this launch alone",
+             g[0], g[1], g[2], b[0], b[1], b[2], (int)r);
+    add_result(k->name, e, false, why);
+    atomic_store(&dead, true);
+    ga_error("tuner: %s: %s", k->name, why);
+    ga_tuner_write();
+}
+
 static bool one_d(const unsigned g[3], const unsigned b[3])
 {
     return g[1] == 1 && g[2] == 1 && b[1] == 1 && b[2] == 1;
 }
 
 /* The configurations to try for a 1-D launch: every power-of-two block size
- * (every multiple of 32 when exhaustive) keeping the thread count; with
- * stride, smaller grids at every block size too. */
+ * (every multiple of 32 when exhaustive) that divides the thread count, which
+ * stays the same; with stride, smaller grids at every block size too. */
 typedef struct cand {
     unsigned grid[3], block[3];
     bool stride;
@@ -334,7 +371,7 @@ static unsigned candidates(const unsigned g[3], const unsigned b[3], int max_thr
     for (unsigned bs = 32; bs <= 1024 && (int)bs <= max_threads && n < MAX_CANDIDATES;
          bs = exhaustive ? bs + 32 : bs * 2) {
         uint64_t gs = (threads + bs - 1) / bs;
-        if (bs != b[0] && gs <= 0x7fffffffu)
+        if (bs != b[0] && gs <= 0x7fffffffu && threads % bs == 0) /* no thread added */
             out[n++] = (cand_t){{(unsigned)gs, 1, 1}, {bs, 1, 1}, false};
         for (uint64_t sg = gs / 4; stride && sg >= 1 && n < MAX_CANDIDATES; sg /= 4)
             out[n++] = (cand_t){{(unsigned)sg, 1, 1}, {bs, 1, 1}, true};
@@ -380,15 +417,26 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
          * so that what one thread happened to write cannot be all it changed. */
         const unsigned one[3] = {1, 1, 1};
         uint64_t threads = (uint64_t)g[0] * b[0];
+        CUresult r1 = CUDA_SUCCESS;
         bool stride = changed * 2 >= threads && snap_write(t->rt, &orig) &&
-                      run_once(t, one, one) == CUDA_SUCCESS && snap_equal(t->rt, &a, &tmp);
+                      (r1 = run_once(t, one, one)) == CUDA_SUCCESS && snap_equal(t->rt, &a, &tmp);
+        if (ga_sticky_error(r1)) {
+            faulted(k, &e, one, one, r1);
+            goto out;
+        }
         double base = time_config(t, &orig, g, b), best = base;
         static cand_t c[MAX_CANDIDATES]; /* experiments run one at a time (`busy`) */
         cand_t pick = {{0, 0, 0}, {0, 0, 0}, false};
         unsigned nc = candidates(g, b, max_threads, stride, t->rt->cfg.tuner_exhaustive, c);
         unsigned tried = 0, differ = 0, failed = 0;
         for (unsigned i = 0; i < nc; i++) {
-            if (!snap_write(t->rt, &orig) || run_once(t, c[i].grid, c[i].block) != CUDA_SUCCESS) {
+            CUresult rc = CUDA_SUCCESS;
+            if (!snap_write(t->rt, &orig) ||
+                (rc = run_once(t, c[i].grid, c[i].block)) != CUDA_SUCCESS) {
+                if (ga_sticky_error(rc)) {
+                    faulted(k, &e, c[i].grid, c[i].block, rc);
+                    goto out;
+                }
                 failed++;
                 continue;
             }
@@ -422,6 +470,7 @@ static void experiment(trial_t *t, const ga_kernel_t *k, const unsigned g[3],
     }
     if (!snap_write(t->rt, &orig)) /* 4: the program's memory as it was */
         ga_error("tuner: restoring the program's memory failed; results are not to be trusted");
+out:
     snap_free(&orig), snap_free(&a), snap_free(&tmp);
 }
 
@@ -483,6 +532,74 @@ static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3
     return true;
 }
 
+static void skip_key(char *key, size_t n, const char *name, const unsigned g[3],
+                     const unsigned b[3], unsigned shmem)
+{
+    snprintf(key, n, "%s %u,%u,%u %u,%u,%u %u", name, g[0], g[1], g[2], b[0], b[1], b[2], shmem);
+}
+
+/* A launch whose candidate faulted on an earlier run (GPUACCEL_TUNER_SKIP):
+ * listed again with that reason, and not tried. */
+static bool skipped(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
+                    unsigned shmem)
+{
+    char key[600];
+    skip_key(key, sizeof key, k->name, g, b, shmem);
+    skip_t *sk;
+    HASH_FIND_STR(skips, key, sk);
+    if (!sk)
+        return false;
+    ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
+                         {0, 0, 0}, {0, 0, 0}, false};
+    add_result(k->name, &e, false, sk->why);
+    return true;
+}
+
+/* One "# no: NAME G B SHMEM: faulted..." line of an earlier table. */
+static void read_skip(char *line)
+{
+    char *words[5];
+    if (strncmp(line, "# no: ", 6))
+        return;
+    char *colon = strstr(line, ": faulted");
+    if (!colon)
+        return;
+    *colon = '\0';
+    char *why = colon + 2;
+    why[strcspn(why, "\n")] = '\0';
+    if (ga_line_words(line + 6, words, 4) != 4)
+        return;
+    skip_t *sk = calloc(1, sizeof *sk);
+    if (!sk)
+        return;
+    snprintf(sk->key, sizeof sk->key, "%s %s %s %s", words[0], words[1], words[2], words[3]);
+    snprintf(sk->why, sizeof sk->why, "%s", why);
+    skip_t *old;
+    HASH_FIND_STR(skips, sk->key, old);
+    if (old)
+        free(sk);
+    else
+        HASH_ADD_STR(skips, key, sk);
+}
+
+static void read_skips(const char *path)
+{
+    size_t len;
+    char *text = path && *path ? ga_read_file(path, (size_t)16 << 20, &len) : NULL;
+    if (path && *path && !text)
+        ga_warn("GPUACCEL_TUNER_SKIP: cannot read '%s' (expected a table the tuner wrote); "
+                "nothing is skipped", path);
+    for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        read_skip(p);
+    }
+    free(text);
+    if (skips)
+        ga_info("tuner: %u launches faulted on an earlier run: left alone", HASH_COUNT(skips));
+}
+
 void ga_tuner_enter(void)
 {
     pthread_rwlock_rdlock(&gate);
@@ -497,7 +614,7 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
                             const unsigned block[3], unsigned shmem, CUstream s, void **params,
                             void **extra)
 {
-    if (!ga_kernel_was_launched(f) || atomic_load(&busy))
+    if (!ga_kernel_was_launched(f) || atomic_load(&busy) || atomic_load(&dead))
         return;
     config_t key;
     memset(&key, 0, sizeof key);
@@ -531,7 +648,8 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     trial_t t = {rt, f, s, params, shmem, {NULL, NULL}};
     int cc = ga_device_cc(rt);
     int static_shared = ga_kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    bool refused = refuse(k, grid, block, shmem, extra, static_shared, memory_unrestorable());
+    bool refused = refuse(k, grid, block, shmem, extra, static_shared, memory_unrestorable()) ||
+                   skipped(k, grid, block, shmem);
     /* The experiment synchronizes and copies: never while a capture is open.
      * Entered only now, with the gate held exclusively: a capture that begins
      * meanwhile waits for this stretch, and holds the gate shared itself. */
@@ -555,6 +673,7 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
 void ga_tuner_init(const ga_rt_t *rt)
 {
     out_path = rt->cfg.tuner;
+    read_skips(rt->cfg.tuner_skip);
     ga_info("tuner: writing verified configurations to %s at exit", out_path);
 }
 
@@ -597,6 +716,7 @@ static void fork_child(void)
     results = NULL;
     out_path = NULL; /* the parent writes the table */
     atomic_store(&graph_memory, false);
+    atomic_store(&dead, false);
     atomic_store(&busy, false);
 }
 
