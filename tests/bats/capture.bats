@@ -52,3 +52,10 @@ ALL=$(every_feature_env)
     hits=$(echo "$output" | sed -n 's/^gpuaccel: coalesce: hits=\([0-9]*\).*/\1/p')
     [ "${hits:-0}" -gt 0 ] # coalescing served the host reads, and left the others alone
 }
+
+@test "capture: memory a capture allocated keeps the tuner away (never snapshotted), output as native" {
+    table="$BATS_TEST_TMPDIR/c.table"
+    like_native GPUACCEL_TUNER="$table" -- "$PROGS/capture_prog" "$PTX"
+    cat "$table"
+    grep -q '^# no: add .*not tried: the program has memory the tuner cannot restore (.* a graph.s)$' "$table"
+}
