@@ -168,6 +168,14 @@ static int check_process_files(const char *base, bool force)
     return rc;
 }
 
+/* The options, then the library and the program (PATH_MAX each): what tune
+ * and profile both begin with. */
+static int parse_and_find(int argc, char **argv, opts_t *o, char *lib, char *path)
+{
+    int rc = parse_opts(argc, argv, o);
+    return rc != EX_OK ? rc : find_both(o, lib, path);
+}
+
 /* How many lines of the table at `path` say: verified entries (kept), "# no:"
  * (not kept), and of those, launches a candidate faulted. -1: no table. */
 static int table_counts(const char *path, unsigned *kept, unsigned *not_kept, unsigned *faults)
@@ -226,11 +234,8 @@ enum { TUNE_RUNS = 5 }; /* a candidate that faults ends a run: each run after sk
 int cmd_tune(int argc, char **argv)
 {
     opts_t opts = {.runs = 5, .ab_feature = -1}, *o = &opts;
-    int rc = parse_opts(argc, argv, o);
-    if (rc != EX_OK)
-        return rc;
     char lib[PATH_MAX], path[PATH_MAX];
-    rc = find_both(o, lib, path);
+    int rc = parse_and_find(argc, argv, o, lib, path);
     if (rc != EX_OK)
         return rc;
     const char *out = o->out ? o->out : "gpuaccel-tune.table";
@@ -343,11 +348,8 @@ static int phase_verdict(const opts_t *o, const phase_t *ph)
 int cmd_profile(int argc, char **argv)
 {
     opts_t opts = {.runs = 5, .ab_feature = -1}, *o = &opts;
-    int rc = parse_opts(argc, argv, o);
-    if (rc != EX_OK)
-        return rc;
     char lib[PATH_MAX], path[PATH_MAX];
-    rc = find_both(o, lib, path);
+    int rc = parse_and_find(argc, argv, o, lib, path);
     if (rc != EX_OK)
         return rc;
     /* -o prof.json names the base, as -o prof does: the files get their suffixes. */

@@ -325,14 +325,28 @@ EOF
     grep -q '^# no: fill .*the launch changed no memory' "$table"
 }
 
+# tune_run TABLE [VAR=VALUE...] [OPTION...] -- PROGRAM ARGS...: PROGRAM natively on
+# the fake driver (its output in $want), then gpuaccel tune -o TABLE of it, as `run`
+# leaves it (status, output), the output and the table printed for a failure.
+tune_run() {
+    local table=$1 envs=() opts=()
+    shift
+    while [ "$1" != "--" ]; do
+        if [[ $1 == *=* ]]; then envs+=("$1"); else opts+=("$1"); fi
+        shift
+    done
+    shift
+    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$@")
+    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${envs[@]}" "$GA_TOOL" tune "${opts[@]}" \
+        -o "$table" -- "$@"
+    echo "$output"
+    cat "$table" 2>/dev/null || true
+}
+
 @test "tune: stream-ordered and page-locked memory are restored, so their kernels are tried" {
     table="$BATS_TEST_TMPDIR/m.table"
-    prog=("$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx")
-    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${prog[@]}")
+    tune_run "$table" -- "$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx"
     [ "$want" = "async=8468480 host=25307136" ]
-    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" -- "${prog[@]}"
-    echo "$output"
-    cat "$table"
     [ "$status" -eq 0 ]
     [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
     [ "$(grep -c 'cannot restore' "$table")" -eq 0 ]
@@ -344,12 +358,8 @@ EOF
 @test "tune: a candidate that faults the context is marked, and the program runs again without it" {
     table="$BATS_TEST_TMPDIR/f.table"
     prog=("$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx")
-    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${prog[@]}")
     # add traps with 1024 threads a block: each configuration's last candidate
-    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" FAKECUDA_TRAP_BLOCK=1024 \
-        "$GA_TOOL" tune -o "$table" -- "${prog[@]}"
-    echo "$output"
-    cat "$table"
+    tune_run "$table" FAKECUDA_TRAP_BLOCK=1024 -- "${prog[@]}"
     [ "$status" -eq 0 ]
     [ "$(echo "$output" | grep -v '^gpuaccel' | grep -v '^tests/progs')" = "$want" ]
     has_words 'running it again, leaving it alone (run 2 of 5)'
@@ -358,8 +368,7 @@ EOF
     has_words '0 verified entries, 2 configurations not kept'
     # a block size that divides no thread count is never tried: nothing faults
     rm -f "$table"
-    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" FAKECUDA_TRAP_BLOCK=96 \
-        "$GA_TOOL" tune --exhaustive -o "$table" -- "${prog[@]}"
+    tune_run "$table" FAKECUDA_TRAP_BLOCK=96 --exhaustive -- "${prog[@]}"
     [ "$status" -eq 0 ]
     [ "$(grep -c faulted "$table")" -eq 0 ]
     [ "$(grep -c '^add ' "$table")" -eq 2 ]
@@ -373,11 +382,7 @@ EOF
 @test "tune --exhaustive: every multiple of 32 that divides the thread count is tried" {
     table="$BATS_TEST_TMPDIR/x.table"
     prog=("$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx" 12288)
-    want=$(env -u LD_PRELOAD LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "${prog[@]}")
-    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune --exhaustive -o "$table" -- \
-        "${prog[@]}"
-    echo "$output"
-    cat "$table"
+    tune_run "$table" --exhaustive -- "${prog[@]}"
     [ "$status" -eq 0 ]
     [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
     # 12288 threads: 32, 64, 96, 128, 192, 256, 384, 512, 768 and 1024 divide it; less
@@ -385,7 +390,7 @@ EOF
     [ "$(grep -c '^# verified: 9 candidates run, 0 gave other results' "$table")" -eq 2 ]
     grep -q '^add sm_90 96,1,1 128,1,1 0 -> 12,1,1 1024,1,1 threads$' "$table"
     rm -f "$table"
-    run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" "$GA_TOOL" tune -o "$table" -- "${prog[@]}"
+    tune_run "$table" -- "${prog[@]}"
     [ "$status" -eq 0 ]
     [ "$(grep -c '^# verified: 5 candidates run, 0 gave other results' "$table")" -eq 2 ]
 }

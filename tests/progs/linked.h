@@ -51,6 +51,17 @@ static inline CUmodule linked_setup(int argc, char **argv, CUdevice *dev, CUcont
     return mod;
 }
 
+/* linked_setup, then the kernel `name` of kernels.ptx (fill or add). */
+static inline CUfunction linked_kernel(int argc, char **argv, const char *name)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod = linked_setup(argc, argv, &dev, &ctx);
+    CUfunction f;
+    CK(cuModuleGetFunction(&f, mod, name));
+    return f;
+}
+
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                              unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                              void **extra);

@@ -14,11 +14,7 @@ enum { N = 4096 };
 int main(int argc, char **argv)
 {
     static uint32_t h[N];
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod = linked_setup(argc, argv, &dev, &ctx);
-    CUfunction fill;
-    CK(cuModuleGetFunction(&fill, mod, "fill"));
+    CUfunction fill = linked_kernel(argc, argv, "fill");
     CUdeviceptr d;
     CK(cuMemAlloc(&d, sizeof h));
     uint32_t n = N, v = 7;

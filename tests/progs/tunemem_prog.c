@@ -22,11 +22,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "usage: %s KERNELS.PTX [N: a multiple of 128 up to %d]\n",
                        argv[0], MAX_N), 2;
     size_t bytes = N * sizeof *h;
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod = linked_setup(argc, argv, &dev, &ctx);
-    CUfunction add;
-    CK(cuModuleGetFunction(&add, mod, "add"));
+    CUfunction add = linked_kernel(argc, argv, "add");
     CUdeviceptr d;
     uint32_t *pinned;
     CK(cuMemAllocAsync(&d, bytes, NULL));
