@@ -386,8 +386,11 @@ for pid, proj, cmd in progs:
             why = "no"
             if not o.get("acts_on"):
                 why += ": estimated nothing to act on, measured %.2f (beyond +-%.2f)" % (g, nz)
-            elif g < 0:
+            elif g < 0 and (ci is None or ci[1] < 0):
                 why += ": it costs more here than it saves (its own cost is not estimated)"
+            elif ci is not None and ci[1] < 0.75 * e_ms:
+                why += (": the estimate is above the gain's 95%% interval (%.2f to %.2f): the "
+                        "one profiled run's costs were not these runs'" % ci)
             elif gw is not None and e_ms > 0 and 0.75 <= gw / e_ms <= 1.25:
                 why += ": outside the timed phase (whole-process gain %.1f ms matches)" % gw
             elif f == "coalesce_mirrors":
