@@ -376,12 +376,14 @@ check_row() {
 # tstand CMD...: tests/corpus/tune-check.sh's stand-in: CMD's output lines as
 # its check lines ("digest: " before each; with CHECK_TUNE=1 the table's switch
 # too, so that a tuned run differs), and its run time in microseconds as
-# phase_ms; with FAIL_TUNED=1 a tuned run exits 3.
+# phase_ms; with FAIL_TUNED=1 a tuned run exits 3, with SLOW_TUNED=1 it takes
+# 400 ms longer.
 make_tstand() {
     cat >"$T/tstand" <<'SH'
 #!/bin/sh
 [ "${FAIL_TUNED:-0}" = 1 ] && [ "${GPUACCEL_TUNE:-0}" = 1 ] && exit 3
 t0=$(date +%s%N)
+[ "${SLOW_TUNED:-0}" = 1 ] && [ "${GPUACCEL_TUNE:-0}" = 1 ] && sleep 0.4
 out=$("$@") || exit 1
 echo "$out" | sed 's/^/digest: /'
 [ "${CHECK_TUNE:-0}" = 1 ] && echo "digest: tune=${GPUACCEL_TUNE:-0}"
@@ -394,8 +396,8 @@ SH
     command -v python3 >/dev/null || skip "no python3"
     make_tstand
     run env LD_LIBRARY_PATH="$FAKE_DIR" GA_TOOL="$GA_TOOL" GA_LIB="$GA_LIB" GA_TUNE_BEGIN= \
-        GA_TUNE_PROGRAMS="adds $T/tstand $PROGS/door_getproc $PTX" GA_TUNE_ROUNDS=2 \
-        OUT="$T/out" sh "$GA_SRC/tests/corpus/tune-check.sh"
+        GA_TUNE_PROGRAMS="adds $T/tstand $PROGS/door_getproc $PTX;slow env SLOW_TUNED=1 $T/tstand $PROGS/door_getproc $PTX" \
+        GA_TUNE_ROUNDS=2 OUT="$T/out" sh "$GA_SRC/tests/corpus/tune-check.sh"
     echo "$output"
     [ "$status" -eq 0 ]
     # the profile's two kernels, add the busier; the tuner's entry for add; both
@@ -407,7 +409,11 @@ SH
     [ "${a[1]}" = 2 ]
     [ "${a[2]}" = 1 ]
     [ "${a[6]}" = agree, ]
+    [[ "${a[*]:7}" =~ ^(gain\ beyond\ noise|within\ noise\ \(\+-[0-9.]+\))$ ]]
     [ "$(ls "$T"/out/tune-check/adds/tuned-*.log | wc -l)" -eq 3 ]
+    # a table that slows the program by far more than its runs spread
+    read -r -a a <<<"$(check_row "$T/out/tune-check.txt" slow)"
+    [ "${a[*]:6}" = "agree, loss beyond noise" ]
 }
 
 @test "tests/corpus/tune-check.sh: no kernels, a tuned run that differs or fails: each a failure" {

@@ -177,7 +177,9 @@ def check_one(pid, cmd):
     verdict = "FAILED" if failed else "agree" if agree else "DIFFER"
     if verdict == "agree" and mt == mt and md == md:
         spread = noise(times["defaults"]) + noise(times["tuned"])
-        verdict += ", gain beyond noise" if md - mt > spread else ", within noise"
+        verdict += (", gain beyond noise" if md - mt > spread else
+                    ", loss beyond noise" if mt - md > spread else
+                    ", within noise (+-%.2f)" % spread)
     num = lambda x, f: "-" if x != x else f % x  # nan (no run timed): "-"
     lines.append(ROW % tuple(
         row + [num(md, "%.3f"), num(mt, "%.3f"), num(md / mt if mt else float("nan"), "%.3fx"),
