@@ -343,16 +343,17 @@ tune_run() {
     cat "$table" 2>/dev/null || true
 }
 
-@test "tune: stream-ordered and page-locked memory are restored, so their kernels are tried" {
+@test "tune: stream-ordered memory is restored; a launch on page-locked memory is left alone" {
     table="$BATS_TEST_TMPDIR/m.table"
     tune_run "$table" -- "$GA_BUILD/tests/progs/tunemem_prog" "$GA_SRC/tests/progs/kernels.ptx"
     [ "$want" = "async=8468480 host=25307136" ]
     [ "$status" -eq 0 ]
+    # the host sum moves if the kernel on page-locked memory ran more than its four times
     [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
     [ "$(grep -c 'cannot restore' "$table")" -eq 0 ]
     grep -q '^add sm_90 32,1,1 128,1,1 0 -> .* threads$' "$table"
-    grep -q '^add sm_90 64,1,1 64,1,1 0 -> .* threads$' "$table"
-    [ "$(grep -c '^# verified: .* 2 allocations .* compared bit for bit' "$table")" -eq 2 ]
+    grep -q '^# verified: .* 1 allocations .* compared bit for bit' "$table"
+    grep -q '^# no: add 64,1,1 64,1,1 0: not tried: a parameter points into page-locked host memory' "$table"
 }
 
 @test "tune: a candidate that faults the context is marked, and the program runs again without it" {
@@ -363,15 +364,15 @@ tune_run() {
     [ "$status" -eq 0 ]
     [ "$(echo "$output" | grep -v '^gpuaccel' | grep -v 'tunemem_prog.c:[0-9]*: ')" = "$want" ]
     has_words 'running it again, leaving it alone (run 2 of 5)'
-    has_words 'running it again, leaving them alone (run 3 of 5)'
-    [ "$(grep -c '^# no: add .*: faulted: the candidate 4,1,1 1024,1,1 made the context fail' "$table")" -eq 2 ]
+    [ "$(grep -c 'run 3 of 5)' <<<"$output")" -eq 0 ]
+    grep -q '^# no: add 32,1,1 128,1,1 0: faulted: the candidate 4,1,1 1024,1,1 made the context fail' "$table"
     has_words '0 verified entries, 2 configurations not kept'
     # a block size that divides no thread count is never tried: nothing faults
     rm -f "$table"
     tune_run "$table" FAKECUDA_TRAP_BLOCK=96 --exhaustive -- "${prog[@]}"
     [ "$status" -eq 0 ]
     [ "$(grep -c faulted "$table")" -eq 0 ]
-    [ "$(grep -c '^add ' "$table")" -eq 2 ]
+    [ "$(grep -c '^add ' "$table")" -eq 1 ]
     # a skip table that cannot be read: one warning, nothing skipped
     run env LD_LIBRARY_PATH="$GA_BUILD/tests/fake" GPUACCEL_TUNER="$table.2" \
         GPUACCEL_TUNER_SKIP=/nonexistent LD_PRELOAD="$GA_LIB" "${prog[@]}"
@@ -386,13 +387,13 @@ tune_run() {
     [ "$status" -eq 0 ]
     [ "$(echo "$output" | grep -v '^gpuaccel')" = "$want" ]
     # 12288 threads: 32, 64, 96, 128, 192, 256, 384, 512, 768 and 1024 divide it; less
-    # the launch's own block size, 9 candidates a launch (5 without --exhaustive)
-    [ "$(grep -c '^# verified: 9 candidates run, 0 gave other results' "$table")" -eq 2 ]
+    # the launch's own block size, 9 candidates (5 without --exhaustive)
+    [ "$(grep -c '^# verified: 9 candidates run, 0 gave other results' "$table")" -eq 1 ]
     grep -q '^add sm_90 96,1,1 128,1,1 0 -> 12,1,1 1024,1,1 threads$' "$table"
     rm -f "$table"
     tune_run "$table" -- "${prog[@]}"
     [ "$status" -eq 0 ]
-    [ "$(grep -c '^# verified: 5 candidates run, 0 gave other results' "$table")" -eq 2 ]
+    [ "$(grep -c '^# verified: 5 candidates run, 0 gave other results' "$table")" -eq 1 ]
 }
 
 @test "tune-retime: both tables timed side by side, per kernel, outputs checked" {

@@ -4,8 +4,7 @@
  *
  * On the third launch of a kernel configuration (the program's data is then
  * real, and the kernel known to launch), before the launch is issued:
- *   1. synchronize; copy every live allocation of the context, and every
- *      page-locked host allocation, to the host;
+ *   1. synchronize; copy every live allocation of the context to the host;
  *   2. run the original, keep every allocation's contents (A); restore, run it
  *      again: if anything differs from A, the kernel is not deterministic and
  *      is rejected;
@@ -26,9 +25,14 @@
  * counts, or an allocation made while a capture was open), and more than
  * MAX_BYTES of live memory. Stream-ordered and pitched allocations are
  * restored like the others (their hooks tell alloc_done and free_done, and
- * the context is synchronized before a snapshot), and page-locked host
- * allocations too (a kernel may write them through unified addressing):
- * real provers use both, and refusing them left every corpus kernel untried.
+ * the context is synchronized before a snapshot): real provers use them, and
+ * refusing them left every corpus kernel untried. Page-locked host memory is
+ * never snapshotted nor restored: the program's other threads may write it
+ * while an experiment runs (a loader filling the next batch), and a restore
+ * would undo their writes. It is tracked instead, and a launch with a
+ * parameter word pointing into it (a kernel that may write host memory
+ * through unified addressing) is not tried; a host pointer a kernel finds in
+ * device memory is not seen (as the __device__ variables below).
  *
  * Candidates keep the launch's thread count exactly (a block size that does
  * not divide it would add threads: a kernel that is not bounds-checked, or
@@ -79,7 +83,7 @@ typedef struct live {
     CUdeviceptr ptr;
     size_t size;
     CUcontext ctx;
-    bool host; /* page-locked host memory: copied with memcpy, whatever the context */
+    bool host; /* page-locked host memory: never snapshotted, only looked for in parameters */
     UT_hash_handle hh;
 } live_t;
 
@@ -174,7 +178,6 @@ typedef struct snap {
     unsigned n;
     CUdeviceptr *ptr;
     size_t *size;
-    bool *host;
     unsigned char **data;
 } snap_t;
 
@@ -182,12 +185,11 @@ static void snap_free(snap_t *s)
 {
     for (unsigned i = 0; i < s->n; i++)
         free(s->data ? s->data[i] : NULL);
-    free(s->ptr), free(s->size), free(s->host), free(s->data);
+    free(s->ptr), free(s->size), free(s->data);
     memset(s, 0, sizeof *s);
 }
 
-/* The layout (addresses and sizes) of every live allocation of ctx, and of
- * every page-locked host allocation (any context's kernels may reach it). */
+/* The layout (addresses and sizes) of every live device allocation of ctx. */
 static bool snap_layout(CUcontext ctx, snap_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -195,16 +197,15 @@ static bool snap_layout(CUcontext ctx, snap_t *s)
     unsigned n = 0;
     size_t bytes = 0;
     for (live_t *l = lives; l; l = l->hh.next)
-        if (l->host || l->ctx == ctx)
+        if (!l->host && l->ctx == ctx)
             n++, bytes += l->size;
     s->ptr = calloc(n ? n : 1, sizeof *s->ptr);
     s->size = calloc(n ? n : 1, sizeof *s->size);
-    s->host = calloc(n ? n : 1, sizeof *s->host);
     s->data = calloc(n ? n : 1, sizeof *s->data);
-    bool ok = s->ptr && s->size && s->host && s->data && bytes <= MAX_BYTES;
+    bool ok = s->ptr && s->size && s->data && bytes <= MAX_BYTES;
     for (live_t *l = lives; ok && l; l = l->hh.next)
-        if (l->host || l->ctx == ctx)
-            s->ptr[s->n] = l->ptr, s->size[s->n] = l->size, s->host[s->n] = l->host, s->n++;
+        if (!l->host && l->ctx == ctx)
+            s->ptr[s->n] = l->ptr, s->size[s->n] = l->size, s->n++;
     pthread_mutex_unlock(&lock);
     for (unsigned i = 0; ok && i < s->n; i++)
         ok = (s->data[i] = malloc(s->size[i] ? s->size[i] : 1)) != NULL;
@@ -217,9 +218,7 @@ static bool snap_read(const ga_rt_t *rt, snap_t *s)
 {
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, GA_ID_cuMemcpyDtoH_v2, cuMemcpyDtoH_v2);
     for (unsigned i = 0; i < s->n; i++)
-        if (s->host[i])
-            memcpy(s->data[i], (const void *)(uintptr_t)s->ptr[i], s->size[i]);
-        else if (!copy || copy(s->data[i], s->ptr[i], s->size[i]) != CUDA_SUCCESS)
+        if (!copy || copy(s->data[i], s->ptr[i], s->size[i]) != CUDA_SUCCESS)
             return false;
     return true;
 }
@@ -229,9 +228,7 @@ static bool snap_write(const ga_rt_t *rt, const snap_t *s)
     __typeof__(&cuMemcpyHtoD_v2) copy = GA_REAL(rt, GA_ID_cuMemcpyHtoD_v2, cuMemcpyHtoD_v2);
     __typeof__(&cuCtxSynchronize) sync = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize);
     for (unsigned i = 0; i < s->n; i++)
-        if (s->host[i])
-            memcpy((void *)(uintptr_t)s->ptr[i], s->data[i], s->size[i]);
-        else if (!copy || copy(s->ptr[i], s->data[i], s->size[i]) != CUDA_SUCCESS)
+        if (!copy || copy(s->ptr[i], s->data[i], s->size[i]) != CUDA_SUCCESS)
             return false;
     /* A copy from pageable memory may return before its DMA lands, and the
      * next launch may be on a non-blocking stream: wait for it. */
@@ -532,6 +529,26 @@ static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3
     return true;
 }
 
+/* Does any 8-byte-aligned word of the launch's parameters point into
+ * page-locked host memory the program allocated? */
+static bool params_reach_host(const ga_kernel_t *k, void **params)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    for (live_t *l = lives; l && !found; l = l->hh.next) {
+        if (!l->host)
+            continue;
+        for (unsigned i = 0; i < k->nparams && !found; i++)
+            for (uint32_t off = 0; off + 8 <= k->size[i] && !found; off += 8) {
+                CUdeviceptr v;
+                memcpy(&v, (const char *)params[i] + off, sizeof v);
+                found = v >= l->ptr && v - l->ptr < (l->size ? l->size : 1);
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 static void skip_key(char *key, size_t n, const char *name, const unsigned g[3],
                      const unsigned b[3], unsigned shmem)
 {
@@ -552,6 +569,21 @@ static bool skipped(const ga_kernel_t *k, const unsigned g[3], const unsigned b[
     ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
                          {0, 0, 0}, {0, 0, 0}, false};
     add_result(k->name, &e, false, sk->why);
+    return true;
+}
+
+/* A launch that may write page-locked host memory, which is never restored:
+ * listed, and not tried. */
+static bool host_param(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
+                       unsigned shmem, void **params)
+{
+    if (!params || !params_reach_host(k, params))
+        return false;
+    ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
+                         {0, 0, 0}, {0, 0, 0}, false};
+    add_result(k->name, &e, false, "not tried: a parameter points into page-locked host "
+                                   "memory, which the tuner never restores (other threads "
+                                   "may write it meanwhile)");
     return true;
 }
 
@@ -649,7 +681,7 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     int cc = ga_device_cc(rt);
     int static_shared = ga_kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     bool refused = refuse(k, grid, block, shmem, extra, static_shared, memory_unrestorable()) ||
-                   skipped(k, grid, block, shmem);
+                   skipped(k, grid, block, shmem) || host_param(k, grid, block, shmem, params);
     /* The experiment synchronizes and copies: never while a capture is open.
      * Entered only now, with the gate held exclusively: a capture that begins
      * meanwhile waits for this stretch, and holds the gate shared itself. */
