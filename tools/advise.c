@@ -273,19 +273,6 @@ static void profile_once(advise_t *a)
 }
 
 /* ---- the tuner --------------------------------------------------------------------- */
-/* Verified entries in a tuner's table (its lines that are not comments). */
-static unsigned table_entries(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    unsigned kept = 0;
-    char line[4096];
-    while (f && fgets(line, sizeof line, f))
-        kept += line[0] != '#' && line[0] != '\n';
-    if (f)
-        fclose(f);
-    return kept;
-}
-
 /* When the profile cannot tell what tune would do: the tuner on the busiest
  * kernels, if a run fits a quarter of the budget (a tuner run is taken to cost
  * TUNER_FACTOR profiled runs, and is stopped at that quarter). */
@@ -339,7 +326,8 @@ static void tune_once(advise_t *a)
     }
     int status;
     bool stopped = wait_capped(pid, &status, cap);
-    unsigned kept = table_entries(a->table);
+    unsigned kept = 0, not_kept, faults;
+    table_counts(a->table, &kept, &not_kept, &faults);
     if (kept) {
         char abs[4200];
         if (realpath(a->table, abs))

@@ -126,6 +126,8 @@ void unlink_profile(const char *json);
 
 /* ---- small helpers ------------------------------------------------------------------- */
 char *slurp(const char *path);
+/* A tune table's lines: verified entries, "# no:" lines, faulted ones; -1: none. */
+int table_counts(const char *path, unsigned *kept, unsigned *not_kept, unsigned *faults);
 double now_s(void);
 void fmt_time(char *b, size_t cap, double s);
 

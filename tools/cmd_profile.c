@@ -176,24 +176,6 @@ static int parse_and_find(int argc, char **argv, opts_t *o, char *lib, char *pat
     return rc != EX_OK ? rc : find_both(o, lib, path);
 }
 
-/* How many lines of the table at `path` say: verified entries (kept), "# no:"
- * (not kept), and of those, launches a candidate faulted. -1: no table. */
-static int table_counts(const char *path, unsigned *kept, unsigned *not_kept, unsigned *faults)
-{
-    FILE *f = fopen(path, "r");
-    *kept = *not_kept = *faults = 0;
-    if (!f)
-        return -1;
-    char line[4096];
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "# no:", 5))
-            (*not_kept)++, *faults += strstr(line, ": faulted") != NULL;
-        else if (line[0] != '#' && line[0] != '\n')
-            (*kept)++;
-    fclose(f);
-    return 0;
-}
-
 /* One run of the program under the tuner, every other feature off; with
  * `skip`, the launches the table at `out` marks faulted are left alone. */
 static int tune_once(opts_t *o, const char *lib, const char *path, const char *out,

@@ -343,3 +343,21 @@ void fmt_time(char *b, size_t cap, double s)
     else
         snprintf(b, cap, "%.3f s", s);
 }
+
+/* How many lines of the table at `path` say: verified entries (kept), "# no:"
+ * (not kept), and of those, launches a candidate faulted. -1: no table. */
+int table_counts(const char *path, unsigned *kept, unsigned *not_kept, unsigned *faults)
+{
+    FILE *f = fopen(path, "r");
+    *kept = *not_kept = *faults = 0;
+    if (!f)
+        return -1;
+    char line[4096];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "# no:", 5))
+            (*not_kept)++, *faults += strstr(line, ": faulted") != NULL;
+        else if (line[0] != '#' && line[0] != '\n')
+            (*kept)++;
+    fclose(f);
+    return 0;
+}

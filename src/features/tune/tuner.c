@@ -160,11 +160,6 @@ void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size)
         track(rt, p, size, false);
 }
 
-void ga_tuner_host_alloc(const ga_rt_t *rt, void *p, size_t size)
-{
-    track(rt, (CUdeviceptr)(uintptr_t)p, size, true);
-}
-
 void ga_tuner_free(CUdeviceptr p)
 {
     pthread_mutex_lock(&lock);
@@ -507,28 +502,6 @@ static bool memory_unrestorable(void)
     return atomic_load(&graph_memory);
 }
 
-static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
-                   unsigned shmem, void **extra, int static_shared, bool unrestorable)
-{
-    char why[200] = "";
-    if (extra)
-        snprintf(why, sizeof why, "not tried: parameters passed with 'extra'");
-    else if (!one_d(g, b))
-        snprintf(why, sizeof why, "not tried: a 2-D or 3-D launch");
-    else if (shmem || static_shared > 0)
-        snprintf(why, sizeof why, "rejected: uses shared memory (%u dynamic, %d static bytes), "
-                                  "whose layout may follow the block size", shmem, static_shared);
-    else if (unrestorable)
-        snprintf(why, sizeof why, "not tried: the program has memory the tuner cannot restore "
-                                  "(managed, registered, VMM-mapped, imported or a graph's)");
-    if (!*why)
-        return false;
-    ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
-                         {0, 0, 0}, {0, 0, 0}, false};
-    add_result(k->name, &e, false, why);
-    return true;
-}
-
 /* Does any 8-byte-aligned word of the launch's parameters point into
  * page-locked host memory the program allocated? */
 static bool params_reach_host(const ga_kernel_t *k, void **params)
@@ -549,41 +522,54 @@ static bool params_reach_host(const ga_kernel_t *k, void **params)
     return found;
 }
 
-static void skip_key(char *key, size_t n, const char *name, const unsigned g[3],
-                     const unsigned b[3], unsigned shmem)
+/* "NAME G,G,G B,B,B SHMEM": a launch as the table's "# no:" lines name it, and
+ * the key of the launches an earlier run marked faulted (GPUACCEL_TUNER_SKIP). */
+static void launch_text(char *out, size_t n, const char *name, const unsigned g[3],
+                        const unsigned b[3], unsigned shmem)
 {
-    snprintf(key, n, "%s %u,%u,%u %u,%u,%u %u", name, g[0], g[1], g[2], b[0], b[1], b[2], shmem);
+    snprintf(out, n, "%s %u,%u,%u %u,%u,%u %u", name, g[0], g[1], g[2], b[0], b[1], b[2], shmem);
 }
 
-/* A launch whose candidate faulted on an earlier run (GPUACCEL_TUNER_SKIP):
- * listed again with that reason, and not tried. */
-static bool skipped(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
-                    unsigned shmem)
+/* Why this launch is not tried, or NULL: into why (cap bytes). */
+static const char *refusal(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
+                           unsigned shmem, void **params, void **extra, int static_shared,
+                           char *why, size_t cap)
 {
+    if (extra)
+        return "not tried: parameters passed with 'extra'";
+    if (!one_d(g, b))
+        return "not tried: a 2-D or 3-D launch";
+    if (shmem || static_shared > 0) {
+        snprintf(why, cap, "rejected: uses shared memory (%u dynamic, %d static bytes), whose "
+                           "layout may follow the block size", shmem, static_shared);
+        return why;
+    }
+    if (memory_unrestorable())
+        return "not tried: the program has memory the tuner cannot restore (managed, "
+               "registered, VMM-mapped, imported or a graph's)";
     char key[600];
-    skip_key(key, sizeof key, k->name, g, b, shmem);
-    skip_t *sk;
+    skip_t *sk = NULL;
+    launch_text(key, sizeof key, k->name, g, b, shmem);
     HASH_FIND_STR(skips, key, sk);
-    if (!sk)
-        return false;
-    ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
-                         {0, 0, 0}, {0, 0, 0}, false};
-    add_result(k->name, &e, false, sk->why);
-    return true;
+    if (sk) /* a candidate faulted on an earlier run: its reason again */
+        return sk->why;
+    if (params && params_reach_host(k, params))
+        return "not tried: a parameter points into page-locked host memory, which the tuner "
+               "never restores (other threads may write it meanwhile)";
+    return NULL;
 }
 
-/* A launch that may write page-locked host memory, which is never restored:
- * listed, and not tried. */
-static bool host_param(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
-                       unsigned shmem, void **params)
+/* A launch not to try is listed with the reason, and true returned. */
+static bool refuse(const ga_kernel_t *k, const unsigned g[3], const unsigned b[3],
+                   unsigned shmem, void **params, void **extra, int static_shared)
 {
-    if (!params || !params_reach_host(k, params))
+    char buf[200];
+    const char *why = refusal(k, g, b, shmem, params, extra, static_shared, buf, sizeof buf);
+    if (!why)
         return false;
     ga_tune_entry_t e = {k->name, 0, {g[0], g[1], g[2]}, {b[0], b[1], b[2]}, shmem,
                          {0, 0, 0}, {0, 0, 0}, false};
-    add_result(k->name, &e, false, "not tried: a parameter points into page-locked host "
-                                   "memory, which the tuner never restores (other threads "
-                                   "may write it meanwhile)");
+    add_result(k->name, &e, false, why);
     return true;
 }
 
@@ -598,7 +584,6 @@ static void read_skip(char *line)
         return;
     *colon = '\0';
     char *why = colon + 2;
-    why[strcspn(why, "\n")] = '\0';
     if (ga_line_words(line + 6, words, 4) != 4)
         return;
     skip_t *sk = calloc(1, sizeof *sk);
@@ -614,6 +599,8 @@ static void read_skip(char *line)
         HASH_ADD_STR(skips, key, sk);
 }
 
+/* The lines are walked here, not by ga_each_line: that one strips '#'
+ * comments, and the lines wanted are the table's "# no:" comments. */
 static void read_skips(const char *path)
 {
     size_t len;
@@ -680,8 +667,7 @@ void ga_tuner_before_launch(const ga_rt_t *rt, CUfunction f, const unsigned grid
     trial_t t = {rt, f, s, params, shmem, {NULL, NULL}};
     int cc = ga_device_cc(rt);
     int static_shared = ga_kernel_attr(rt, k, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    bool refused = refuse(k, grid, block, shmem, extra, static_shared, memory_unrestorable()) ||
-                   skipped(k, grid, block, shmem) || host_param(k, grid, block, shmem, params);
+    bool refused = refuse(k, grid, block, shmem, params, extra, static_shared);
     /* The experiment synchronizes and copies: never while a capture is open.
      * Entered only now, with the gate held exclusively: a capture that begins
      * meanwhile waits for this stretch, and holds the gate shared itself. */
@@ -730,12 +716,13 @@ void ga_tuner_write(void)
     for (result_t *r = results; r; r = r->next) {
         char line[1200];
         ga_tune_format(&r->e, line, sizeof line);
-        if (r->accepted)
+        if (r->accepted) {
             fprintf(f, "\n# %s\n%s\n", r->comment, line);
-        else
-            fprintf(f, "\n# no: %s %u,%u,%u %u,%u,%u %u: %s\n", r->name, r->e.grid[0],
-                    r->e.grid[1], r->e.grid[2], r->e.block[0], r->e.block[1], r->e.block[2],
-                    r->e.shmem, r->comment);
+        } else {
+            char what[600];
+            launch_text(what, sizeof what, r->name, r->e.grid, r->e.block, r->e.shmem);
+            fprintf(f, "\n# no: %s: %s\n", what, r->comment);
+        }
     }
     pthread_mutex_unlock(&lock);
     fclose(f);
@@ -774,7 +761,7 @@ static void tuner_free_done(const ga_rt_t *rt, CUdeviceptr p, uint64_t ns, CUres
 static void tuner_host_alloc_done(const ga_rt_t *rt, void *p, size_t bytes, CUresult r)
 {
     if (r == CUDA_SUCCESS && p)
-        ga_tuner_host_alloc(rt, p, bytes);
+        track(rt, (CUdeviceptr)(uintptr_t)p, bytes, true);
 }
 
 static void tuner_host_free_done(const ga_rt_t *rt, void *p, CUresult r)

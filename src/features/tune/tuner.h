@@ -8,8 +8,7 @@ void ga_tuner_init(const ga_rt_t *rt);
 
 /* The program's allocations, tracked so they can be restored. */
 void ga_tuner_alloc(const ga_rt_t *rt, CUdeviceptr p, size_t size);
-void ga_tuner_host_alloc(const ga_rt_t *rt, void *p, size_t size); /* page-locked */
-void ga_tuner_free(CUdeviceptr p); /* either kind */
+void ga_tuner_free(CUdeviceptr p); /* device or page-locked (tuner_host_free_done) */
 
 /* Before a launch the program asked for (after kernels and tune are off): may run
  * the experiment for this configuration, leaving the program's memory as it was. */
