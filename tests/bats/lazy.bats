@@ -5,7 +5,8 @@
 # functions, page-locked memory, event queries and code with device-side
 # assertions keep their waits; a stream destroyed after a deferred wait is
 # waited for first; a
-# deferred kernel's fault is returned by the call that observes it.
+# deferred kernel's fault is returned by the call that observes it; under a
+# CUDA tool (compute-sanitizer, Nsight) every wait is made.
 load helpers
 
 setup() {
@@ -31,6 +32,21 @@ lazy() {
     run env GPUACCEL_LAZY_SYNC=0 LD_PRELOAD="$GA_LIB" LD_LIBRARY_PATH="$FAKE_DIR" \
         "$PROGS/lazy_prog" "$PTX" chain 50
     has_words 'driver_waits=51'
+}
+
+@test "lazy_sync: under a CUDA tool (its injection variables set) every wait is made" {
+    for var in CUDA_INJECTION64_PATH NV_SANITIZER_INJECTION_PORT_BASE NVTX_INJECTION64_PATH; do
+        run env "$var=x" GPUACCEL_LAZY_SYNC=1 GPUACCEL_LOG=info LD_PRELOAD="$GA_LIB" \
+            LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/lazy_prog" "$PTX" chain 20
+        echo "$output"
+        [ "$status" -eq 0 ]
+        has_words 'bad=0'
+        has_words 'driver_waits=21'
+        [[ "$output" == *"lazy_sync: a CUDA tool is attached ($var is set)"* ]]
+    done
+    run env NVTX_INJECTION64_PATH= GPUACCEL_LAZY_SYNC=1 LD_PRELOAD="$GA_LIB" \
+        LD_LIBRARY_PATH="$FAKE_DIR" "$PROGS/lazy_prog" "$PTX" chain 20
+    has_words 'driver_waits=1'
 }
 
 @test "lazy_sync: host functions and page-locked memory keep every wait" {

@@ -30,7 +30,15 @@
  *    call of the "dirty" class (host functions, the program's graph
  *    launches, stream memory operations, anything not known) since the
  *    context's last real wait (`dirty_seq` against the context's `synced`);
- *  - no stream captures and none is about to, and no sticky error was seen.
+ *  - no stream captures and none is about to, and no sticky error was seen;
+ *  - no CUDA tool is attached (compute-sanitizer, Nsight Systems or Compute:
+ *    their injection variables): a tool watches the program's waits where it
+ *    made them. Under compute-sanitizer's synccheck (CUDA 13.0, H200) a
+ *    deferred wait paid with cuCtxSynchronize let the reads that followed
+ *    see a non-blocking stream's kernels unfinished, though the same
+ *    cuCtxSynchronize in a program run alone under the tool waits for them
+ *    (bench/probes/syncprobe.cu): the tool's own handling of launches and
+ *    waits is not ours to second-guess, so under a tool every wait is made.
  * A deferred synchronization owes a wait on its whole context: the settle
  * waits for the context (cuCtxSynchronize), which may wait for work the
  * program issued after the deferred call, never for less.
@@ -43,8 +51,10 @@
  * during a capture would invalidate it). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "features/feature.h"
 #include "tracking/capture.h"
@@ -373,7 +383,9 @@ static bool ls_sync(const ga_rt_t *rt, CUstream h, bool pt, CUresult *r)
             pending.clean = atomic_load(&dirty_in_flight) == 0;
         return false;
     }
-    atomic_fetch_add(&deferred, 1);
+    if (atomic_fetch_add(&deferred, 1) < 8)
+        ga_log(GA_LOG_DEBUG, "lazy_sync: a synchronization of stream %p deferred (context %p)",
+               (void *)h, (void *)ctx);
     *r = CUDA_SUCCESS;
     return true;
 }
@@ -451,10 +463,19 @@ static void ls_gate_done(const ga_rt_t *rt, ga_id_t id)
 static CUresult wait_ctx(const ga_rt_t *rt, CUcontext ctx)
 {
     ga_ctx_scope_t scope;
-    if (!ga_ctx_enter(rt, ctx, &scope))
+    bool log = atomic_load(&settles) < 8;
+    if (!ga_ctx_enter(rt, ctx, &scope)) {
+        if (log)
+            ga_log(GA_LOG_DEBUG, "lazy_sync: context %p is gone: nothing to wait for", (void *)ctx);
         return CUDA_SUCCESS; /* gone (its destroy waited for it) */
+    }
     ga_ctx_mark_t m = ga_ctx_mark(rt, ctx);
+    uint64_t t0 = ga_now_ns();
     CUresult r = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize)();
+    if (log)
+        ga_log(GA_LOG_DEBUG, "lazy_sync: waited for context %p%s: error %d after %llu us",
+               (void *)ctx, scope.pushed ? " (pushed)" : "", (int)r,
+               (unsigned long long)((ga_now_ns() - t0) / 1000));
     ga_ctx_mark_idle(&m, r == CUDA_SUCCESS);
     ga_ctx_leave(rt, &scope);
     return r;
@@ -485,10 +506,26 @@ static CUresult ls_settle(const ga_rt_t *rt)
 
 /* ---- lifecycle ---- */
 
+/* The environment variables through which CUDA's tools inject themselves. */
+static const char *const tool_vars[] = {
+    "CUDA_INJECTION64_PATH",            /* Nsight Systems, Nsight Compute, CUPTI tools */
+    "NV_SANITIZER_INJECTION_PORT_BASE", /* compute-sanitizer */
+    "NVTX_INJECTION64_PATH",            /* compute-sanitizer, Nsight Systems */
+};
+
 static void ls_init(const ga_rt_t *rt)
 {
     (void)rt;
     classify_all();
+    for (size_t i = 0; i < GA_ARRAY_LEN(tool_vars); i++) {
+        const char *v = getenv(tool_vars[i]);
+        if (v && *v) {
+            atomic_store(&tainted, true);
+            ga_log(GA_LOG_INFO, "lazy_sync: a CUDA tool is attached (%s is set): every "
+                                "synchronization waits", tool_vars[i]);
+            break;
+        }
+    }
 }
 
 static void ls_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
