@@ -84,6 +84,7 @@ static unsigned n_ctx;       /* under lock */
 static unsigned opening;     /* under lock: capture begins in flight */
 static _Atomic unsigned n_owed;   /* contexts owed: the gate reads it without lock */
 static _Atomic bool tainted;
+static _Atomic(const char *) taint_why; /* why it was set: for the report */
 static _Atomic uint64_t dirty_seq; /* dirty-class calls begun */
 static _Atomic int dirty_in_flight; /* dirty-class calls not yet returned */
 static unsigned char cls[GA_N_ENTRIES]; /* by entry id: written at init */
@@ -269,6 +270,15 @@ static bool fatbin_readable(const unsigned char *p, size_t n)
     return plain;
 }
 
+/* Never defer again, for `why` (a literal); true for the call that set it. */
+static bool taint(const char *why)
+{
+    if (atomic_exchange(&tainted, true))
+        return false;
+    atomic_store(&taint_why, why);
+    return true;
+}
+
 /* Code that may fail on purpose (device assert) or that cannot be read. */
 static void ls_code_loaded(const ga_rt_t *rt, const void *owner, bool library, const void *image)
 {
@@ -287,7 +297,7 @@ static void ls_code_loaded(const ga_rt_t *rt, const void *owner, bool library, c
         why = "code it cannot read";
     else if (memmem(p, n, mark, sizeof mark - 1))
         why = "a kernel with device-side assertions";
-    if (why && !atomic_exchange(&tainted, true))
+    if (why && taint(why))
         ga_log(GA_LOG_INFO, "lazy_sync: the program loaded %s: every synchronization waits", why);
 }
 
@@ -417,7 +427,7 @@ static unsigned ls_gate(const ga_rt_t *rt, ga_id_t id)
     case C_SAFE:
         return 0;
     case C_TAINT: /* (a load first: the exchange is a locked write on every such call) */
-        if (!atomic_load(&tainted) && !atomic_exchange(&tainted, true))
+        if (!atomic_load(&tainted) && taint("host and device shared memory"))
             ga_log(GA_LOG_INFO, "lazy_sync: %s: host and device share memory from now "
                                 "on, every synchronization waits", ga_entries[id].name);
         return settle;
@@ -470,7 +480,7 @@ static CUresult wait_ctx(const ga_rt_t *rt, CUcontext ctx)
         return CUDA_SUCCESS; /* gone (its destroy waited for it) */
     }
     ga_ctx_mark_t m = ga_ctx_mark(rt, ctx);
-    uint64_t t0 = ga_now_ns();
+    uint64_t t0 = log ? ga_now_ns() : 0;
     CUresult r = GA_REAL(rt, GA_ID_cuCtxSynchronize, cuCtxSynchronize)();
     if (log)
         ga_log(GA_LOG_DEBUG, "lazy_sync: waited for context %p%s: error %d after %llu us",
@@ -520,7 +530,7 @@ static void ls_init(const ga_rt_t *rt)
     for (size_t i = 0; i < GA_ARRAY_LEN(tool_vars); i++) {
         const char *v = getenv(tool_vars[i]);
         if (v && *v) {
-            atomic_store(&tainted, true);
+            taint("a CUDA tool is attached");
             ga_log(GA_LOG_INFO, "lazy_sync: a CUDA tool is attached (%s is set): every "
                                 "synchronization waits", tool_vars[i]);
             break;
@@ -555,12 +565,13 @@ static void ls_exit(void)
 static void ls_report(void)
 {
     uint64_t d = atomic_load(&deferred), n = d + atomic_load(&waited);
+    const char *why = atomic_load(&taint_why);
     if (n)
         ga_log(GA_LOG_INFO, "lazy_sync: %llu of %llu synchronizations deferred, %llu waits "
-                            "made at calls that observe the device%s",
+                            "made at calls that observe the device%s%s%s",
                (unsigned long long)d, (unsigned long long)n,
-               (unsigned long long)atomic_load(&settles),
-               atomic_load(&tainted) ? " (host and device shared memory)" : "");
+               (unsigned long long)atomic_load(&settles), why ? " (" : "", why ? why : "",
+               why ? ")" : "");
 }
 
 static void fork_child(void)
