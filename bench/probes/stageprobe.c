@@ -24,6 +24,12 @@
  *            may cost by its documented contract ("the DMA to final
  *            destination may not have completed"); the event is waited for
  *            after the timing, before the buffer is used again
+ *   host-T   the host side alone split over T threads (a cached copy's serve)
+ * and with non-temporal stores (spincopy.h stream_copy: the bytes written
+ * around the caches, so an upload's DMA finds no dirty line to snoop):
+ *   ntcopy   the host side alone, one thread
+ *   nthost-T the host side alone split over T threads
+ *   nt-1     as one;  ntpar-T as par-T;  ntpipe-T as pipe-T;  ntearly-T as early-T
  * usage: stageprobe [THREADS] [ITERATIONS]   (THREADS 2-16, default 4)
  * Built on the GPU machine: gcc -O2 -I/usr/local/cuda/include -o stp
  *   bench/probes/stageprobe.c -lcuda -lpthread */
@@ -39,9 +45,25 @@
 #include "../clock.h"
 #include "spincopy.h"
 
-enum { MAXT = 16, CHUNK = 64 << 10, NW = 10, EARLY = 9, WARM = 20 };
-static const char *const way[NW] = {"driver", "dma",    "api",   "checks", "memcpy",
-                                    "one",    "pipe-1", "par-T", "pipe-T", "early-T"};
+enum { MAXT = 16, CHUNK = 64 << 10, WARM = 20 };
+enum { DRIVER, DMA, API, CHECKS, MEMCPY, ONE, PIPE1, PAR, PIPE, EARLY,
+       HOST, NTCOPY, NTHOST, NT1, NTPAR, NTPIPE, NTEARLY, NW };
+static const char *const way[NW] = {
+    "driver", "dma",    "api",      "checks", "memcpy",  "one",     "pipe-1",   "par-T",    "pipe-T",
+    "early-T", "host-T", "ntcopy", "nthost-T", "nt-1",   "ntpar-T", "ntpipe-T", "ntearly-T"};
+
+/* Uploads only: the early returns (a download cannot return before its bytes). */
+static int up_only(int w)
+{
+    return w == EARLY || w == NTEARLY;
+}
+
+/* Ways that move no whole copy to where wrong() checks it. */
+static int unchecked(int w, int up)
+{
+    return w == API || w == CHECKS ||
+           (up && (w == MEMCPY || w == HOST || w == NTCOPY || w == NTHOST));
+}
 
 typedef struct {
     CUdeviceptr dev;
@@ -73,17 +95,14 @@ static void checks(const probe_t *p)
         exit(1);
 }
 
-/* Chunked upload: chunk k's memcpy (by nt threads) then its DMA, every DMA
+/* Chunked upload: chunk k's copy (fn, by nt threads) then its DMA, every DMA
  * on p->s; waits for the last. */
-static void up_chunks(probe_t *p, size_t chunk, unsigned nt)
+static void up_chunks(probe_t *p, size_t chunk, unsigned nt, spin_fn *fn)
 {
     unsigned k = 0;
     for (size_t off = 0; off < p->n; off += chunk, k++) {
         size_t len = p->n - off < chunk ? p->n - off : chunk;
-        if (nt > 1)
-            spin_copy(p->pin + off, p->user + off, len, nt);
-        else
-            memcpy(p->pin + off, p->user + off, len);
+        spin_copy_by(fn, p->pin + off, p->user + off, len, nt);
         CK(cuMemcpyHtoDAsync(p->dev + off, p->pin + off, len, p->s));
     }
     CK(cuEventRecord(p->ev[0], p->s));
@@ -91,8 +110,8 @@ static void up_chunks(probe_t *p, size_t chunk, unsigned nt)
 }
 
 /* Chunked download: every DMA issued with its event, then each chunk copied
- * out (by nt threads) once its event completes. */
-static void down_chunks(probe_t *p, size_t chunk, unsigned nt)
+ * out (fn, by nt threads) once its event completes. */
+static void down_chunks(probe_t *p, size_t chunk, unsigned nt, spin_fn *fn)
 {
     unsigned k = 0;
     for (size_t off = 0; off < p->n; off += chunk, k++) {
@@ -104,41 +123,60 @@ static void down_chunks(probe_t *p, size_t chunk, unsigned nt)
     for (size_t off = 0; off < p->n; off += chunk, k++) {
         size_t len = p->n - off < chunk ? p->n - off : chunk;
         CK(cuEventSynchronize(p->ev[k]));
-        if (nt > 1)
-            spin_copy(p->user + off, p->pin + off, len, nt);
-        else
-            memcpy(p->user + off, p->pin + off, len);
+        spin_copy_by(fn, p->user + off, p->pin + off, len, nt);
     }
+}
+
+/* The host side alone: page-locked <-> pageable, by nt threads. */
+static void host_side(probe_t *p, int up, unsigned nt, spin_fn *fn)
+{
+    up ? spin_copy_by(fn, p->pin, p->user, p->n, nt) : spin_copy_by(fn, p->user, p->pin, p->n, nt);
+}
+
+static void chunks(probe_t *p, int up, size_t chunk, unsigned nt, spin_fn *fn)
+{
+    up ? up_chunks(p, chunk, nt, fn) : down_chunks(p, chunk, nt, fn);
+}
+
+/* Back once the bytes are in page-locked memory and their DMA is queued. */
+static void early(probe_t *p, spin_fn *fn)
+{
+    if (cuStreamQuery(p->s) != CUDA_SUCCESS)
+        CK(cuStreamSynchronize(p->s));
+    spin_copy_by(fn, p->pin, p->user, p->n, p->nt);
+    CK(cuMemcpyHtoDAsync(p->dev, p->pin, p->n, p->s));
+    CK(cuEventRecord(p->ev[0], p->s));
 }
 
 static void run(probe_t *p, int w, int up)
 {
     switch (w) {
-    case 0:
+    case DRIVER:
         CK(up ? cuMemcpyHtoD(p->dev, p->user, p->n) : cuMemcpyDtoH(p->user, p->dev, p->n));
         break;
-    case 1:
+    case DMA:
         CK(up ? cuMemcpyHtoD(p->dev, p->pin, p->n) : cuMemcpyDtoH(p->pin, p->dev, p->n));
         break;
-    case 2:
+    case API:
         CK(up ? cuMemcpyHtoDAsync(p->dev, p->pin, 4, p->s)
               : cuMemcpyDtoHAsync(p->pin, p->dev, 4, p->s));
         CK(cuEventRecord(p->ev[0], p->s));
         CK(cuEventSynchronize(p->ev[0]));
         break;
-    case 3: checks(p); break;
-    case 4: up ? memcpy(p->pin, p->user, p->n) : memcpy(p->user, p->pin, p->n); break;
-    case 5: up ? up_chunks(p, p->n, 1) : down_chunks(p, p->n, 1); break;
-    case 6: up ? up_chunks(p, CHUNK, 1) : down_chunks(p, CHUNK, 1); break;
-    case 7: up ? up_chunks(p, p->n, p->nt) : down_chunks(p, p->n, p->nt); break;
-    case 8: up ? up_chunks(p, quarter(p->n), p->nt) : down_chunks(p, quarter(p->n), p->nt); break;
-    case EARLY: /* uploads only (main skips it for downloads) */
-        if (cuStreamQuery(p->s) != CUDA_SUCCESS)
-            CK(cuStreamSynchronize(p->s));
-        spin_copy(p->pin, p->user, p->n, p->nt);
-        CK(cuMemcpyHtoDAsync(p->dev, p->pin, p->n, p->s));
-        CK(cuEventRecord(p->ev[0], p->s));
-        break;
+    case CHECKS: checks(p); break;
+    case MEMCPY: host_side(p, up, 1, plain_copy); break;
+    case ONE: chunks(p, up, p->n, 1, plain_copy); break;
+    case PIPE1: chunks(p, up, CHUNK, 1, plain_copy); break;
+    case PAR: chunks(p, up, p->n, p->nt, plain_copy); break;
+    case PIPE: chunks(p, up, quarter(p->n), p->nt, plain_copy); break;
+    case EARLY: early(p, plain_copy); break;
+    case HOST: host_side(p, up, p->nt, plain_copy); break;
+    case NTCOPY: host_side(p, up, 1, stream_copy); break;
+    case NTHOST: host_side(p, up, p->nt, stream_copy); break;
+    case NT1: chunks(p, up, p->n, 1, stream_copy); break;
+    case NTPAR: chunks(p, up, p->n, p->nt, stream_copy); break;
+    case NTPIPE: chunks(p, up, quarter(p->n), p->nt, stream_copy); break;
+    case NTEARLY: early(p, stream_copy); break;
     }
 }
 
@@ -152,8 +190,8 @@ static int cmp(const void *a, const void *b)
  * buffer, a download compared with the pattern. */
 static long wrong(probe_t *p, int w, int up, const char *want)
 {
-    if (w == 2 || w == 3 || (up && w == 4))
-        return 0; /* moves no whole copy to where it is checked */
+    if (unchecked(w, up))
+        return 0;
     if (up) {
         char *back = malloc(p->n);
         CK(cuMemcpyDtoH(back, p->dev, p->n));
@@ -163,7 +201,7 @@ static long wrong(probe_t *p, int w, int up, const char *want)
         CK(cuCtxSynchronize()); /* landed before the next way's DMAs on p->s */
         return bad;
     }
-    long bad = w != 1 && memcmp(p->user, want, p->n) != 0;
+    long bad = w != DMA && memcmp(p->user, want, p->n) != 0;
     memset(p->user, 0, p->n);
     return bad;
 }
@@ -195,7 +233,9 @@ int main(int argc, char **argv)
             double *all = malloc(sizeof(double) * NW * (size_t)iters);
             long bad[NW] = {0};
             for (int it = -WARM; it < iters; it++)
-                for (int w = 0; w < NW - !up; w++) { /* early-T: uploads only */
+                for (int w = 0; w < NW; w++) {
+                    if (!up && up_only(w))
+                        continue;
                     if (up)
                         memcpy(p.user, want, p.n);
                     else { /* a pageable upload's last DMA may still run: wait */
@@ -205,17 +245,19 @@ int main(int argc, char **argv)
                     double t0 = now_us();
                     run(&p, w, up);
                     double t1 = now_us();
-                    if (w == EARLY) /* its DMA, not timed: the buffer is used next */
+                    if (up_only(w)) /* its DMA, not timed: the buffer is used next */
                         CK(cuEventSynchronize(p.ev[0]));
                     if (it >= 0)
                         all[w * iters + it] = t1 - t0;
                     if (it >= 0 && it < 3)
                         bad[w] += wrong(&p, w, up, want);
                 }
-            for (int w = 0; w < NW - !up; w++) {
+            for (int w = 0; w < NW; w++) {
+                if (!up && up_only(w))
+                    continue;
                 memcpy(ts, all + w * iters, sizeof(double) * (size_t)iters);
                 qsort(ts, (size_t)iters, sizeof *ts, cmp);
-                printf("stageprobe %s %5zu KiB %-7s %9.2f us (%.1f GB/s) T=%u bad=%ld\n",
+                printf("stageprobe %s %5zu KiB %-9s %9.2f us (%.1f GB/s) T=%u bad=%ld\n",
                        up ? "htod" : "dtoh", p.n >> 10, way[w], ts[iters / 2],
                        (double)p.n / ts[iters / 2] / 1e3, nt, bad[w]);
             }
