@@ -33,7 +33,7 @@
 #   GA_ADVISE_ONLY      programs to check: a project (sppark risc0 stwo icicle), a
 #                       program (risc0_sha256) or an id (risc0_sha256_20); default all:
 #                       sppark_ntt, risc0_poseidon2, risc0_sha256, stwo_commit,
-#                       icicle_groth16. Parallel lanes: one GA_ADVISE_ONLY and one
+#                       stwo_proof, icicle_groth16. Parallel lanes: one GA_ADVISE_ONLY and one
 #                       CUDA_VISIBLE_DEVICES (passed on untouched) each.
 #   GA_ADVISE_SIZE      log2 size of every program (default 20)
 #   GA_ADVISE_BUDGET    seconds per program, all of it (default 90): the profile, advise

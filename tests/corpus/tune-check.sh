@@ -56,7 +56,7 @@ out_dir = E.get("OUT") or ""
 clean = {k: v for k, v in E.items() if not k.startswith("GPUACCEL") and k != "LD_PRELOAD"}
 
 progs = programs(src, size, only, E.get("GA_TUNE_PROGRAMS"), E.get("GA_CORPUS_BIN"),
-                 E.get("GA_CORPUS"), more=(("stwo_proof", "stwo", ["8", "proof"]),))
+                 E.get("GA_CORPUS"))
 if not progs:
     print("SKIP: no program to check (GA_TUNE_ONLY, GA_CORPUS_BIN, GA_TUNE_PROGRAMS)")
     sys.exit(77)

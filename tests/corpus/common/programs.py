@@ -7,17 +7,18 @@ import random
 import re
 import shlex
 
-# (id, project, arguments after the size): the programs every check runs.
+# (id, project, arguments after the size): the programs every check runs, as
+# tests/corpus/corpus.sh runs them (stwo-gpu's whole proof: 8 columns).
 CORPUS = (("sppark_ntt", "sppark", []), ("risc0_poseidon2", "risc0", ["poseidon2"]),
           ("risc0_sha256", "risc0", ["sha256"]), ("stwo_commit", "stwo", []),
-          ("icicle_groth16", "icicle", []))
+          ("stwo_proof", "stwo", ["8", "proof"]), ("icicle_groth16", "icicle", []))
 
 
-def programs(src, size, only, stand_ins, corpus_bin, carried, more=()):
+def programs(src, size, only, stand_ins, corpus_bin, carried):
     """[(id, project, argv)]. stand_ins ('ID CMD ARGS...;ID CMD ARGS...') take
-    the corpus's place when given; else each program of CORPUS (and `more`,
-    entries of the same form) whose driver is built in corpus_bin or
-    carried/bin (default carried: src's .carry/corpus), at `size`. `only`
+    the corpus's place when given; else each program of CORPUS whose driver
+    is built in corpus_bin or carried/bin (default carried: src's
+    .carry/corpus), at `size`. `only`
     keeps those named by id, project or id without its size."""
     progs = []
     if stand_ins:
@@ -34,7 +35,7 @@ def programs(src, size, only, stand_ins, corpus_bin, carried, more=()):
                     return os.path.join(d, p)
             return None
 
-        for pid, proj, extra in tuple(CORPUS) + tuple(more):
+        for pid, proj, extra in CORPUS:
             b = bin_of(proj)
             if b:
                 progs.append(("%s_%s" % (pid, size), proj, [b, size] + extra))
