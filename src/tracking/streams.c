@@ -299,6 +299,20 @@ bool ga_stream_ctx_idle(const ga_rt_t *rt, CUstream h, bool per_thread)
 
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
 {
+    return ga_ctx_settle_for(rt, ctx, NULL, false);
+}
+
+/* Would a copy issued now on `own` run with another stream's work still in
+ * flight? Streams whose earlier work it waits for are not asked: its own,
+ * and with `legacy` (own is the legacy default stream) every blocking stream
+ * of the context, which the legacy stream waits for. */
+static bool waited_for(const ga_stream_t *st, const ga_stream_t *own, bool legacy)
+{
+    return st == own || (legacy && !st->nonblocking);
+}
+
+bool ga_ctx_settle_for(const ga_rt_t *rt, CUcontext ctx, const ga_stream_t *own, bool legacy)
+{
     /* Querying a stream under capture would invalidate the capture; another
      * context's streams may write this one's memory (peer access) and are not
      * looked at here: with either, nothing is declared settled. */
@@ -313,7 +327,7 @@ bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx)
     bool too_many = false;
     pthread_mutex_lock(&lock);
     for (ga_stream_t *st = table; st; st = st->hh.next)
-        if (st->ctx == ctx && ga_stream_busy(st)) {
+        if (st->ctx == ctx && ga_stream_busy(st) && !(own && waited_for(st, own, legacy))) {
             /* Another thread's per-thread stream cannot be named from here,
              * nor a destroyed one. */
             bool foreign = st->key.thread && st->key.thread != (uintptr_t)pthread_self();

@@ -198,6 +198,14 @@ bool ga_stream_ctx_idle(const ga_rt_t *rt, CUstream h, bool per_thread);
  * mark those that finished idle. True if all are idle now. */
 bool ga_ctx_settle(const ga_rt_t *rt, CUcontext ctx);
 
+/* The same before a copy on stream `own` (its tracker record; legacy: it is
+ * the legacy default stream) whose data is to be kept: true if no stream the
+ * copy does not wait for has work in flight (asked of the driver, as above).
+ * Asked only after the copy, a kernel of another stream that wrote the
+ * memory after the copy read it and ended before the question would leave a
+ * stale copy kept. */
+bool ga_ctx_settle_for(const ga_rt_t *rt, CUcontext ctx, const ga_stream_t *own, bool legacy);
+
 /* Around the library's own calls on the program's streams (shared), and around
  * the program's cuStreamDestroy (exclusive): the driver need not survive a
  * call on a destroyed stream. */

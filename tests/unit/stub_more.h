@@ -177,10 +177,18 @@ static inline const stub_copy_t *stub_last_copy(void)
     return stub_copy_at(stub_ncopies - 1);
 }
 
+/* Run once after the next synchronous device-to-host copy has read the
+ * device (a kernel of another stream that ends just then), if set. */
+static void (*stub_after_dtoh)(void);
+
 static CUresult stub_dtoh(void *dst, CUdeviceptr src, size_t n)
 {
     stub_log_copy(dst, src, n, GA_NOSTREAM);
     memcpy(dst, (const void *)(uintptr_t)src, n);
+    void (*after)(void) = stub_after_dtoh;
+    stub_after_dtoh = NULL;
+    if (after)
+        after();
     return CUDA_SUCCESS;
 }
 

@@ -46,8 +46,12 @@ void ga_co_start_async_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, CUstre
     __typeof__(&cuMemcpyDtoHAsync_v2) copy = GA_REAL(rt, id, cuMemcpyDtoHAsync_v2);
     /* The program's own copy is already noted as work (f.work was read after
      * it): the window is valid if nothing else is enqueued anywhere until the
-     * stream sync. */
-    bool ok = ga_co_ensure_host(rt, s, f.len, f.ctx, false, false) &&
+     * stream sync, and no stream the copy does not wait for is running now
+     * (a kernel there could write the memory after the copy read it, and end
+     * before the sync). */
+    bool legacy = !pt && (h == NULL || h == CU_STREAM_LEGACY);
+    bool ok = ga_ctx_settle_for(rt, f.ctx, st, legacy) &&
+              ga_co_ensure_host(rt, s, f.len, f.ctx, false, false) &&
               copy(s->host, f.base, f.len, h) == CUDA_SUCCESS;
     pthread_mutex_lock(&ga_co_lock);
     if (ok) { /* from now on a sync of this stream that begins may install it */

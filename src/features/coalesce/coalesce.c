@@ -6,7 +6,9 @@
  * issued at the same point of the same stream, so what the program reads is
  * what its own copy would have read. The window is kept for later reads only
  * when nothing can change what it holds:
- *   - every known stream of the context was idle after the fill,
+ *   - no stream the fill's copy does not wait for was running as it began
+ *     (a kernel there could write what it read, and end before the next
+ *     check), and every known stream of the context was idle after it,
  *   - no call that can write device memory (the epoch) and no stream work at
  *     all (the work sequence) was issued between the fill and the read,
  *   - no stream capture is under way,

@@ -357,7 +357,11 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
         return false;
     slot_t *s = f.slot;
     bool ok = ga_co_ensure_host(rt, s, f.len, f.ctx, f.big, f.exact);
-    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    bool pt = ga_entries[id].per_thread;
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
+    /* Kept only if no stream the copy does not wait for was running as it
+     * began (a kernel there may write what it reads) and all are idle after. */
+    bool before = ok && ga_ctx_settle_for(rt, f.ctx, m.st, !pt);
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
     uint64_t t0 = ga_now_ns();
     *r = ok ? copy(s->host, f.base, f.len) : CUDA_ERROR_OUT_OF_MEMORY;
@@ -372,7 +376,7 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
             atomic_fetch_add_explicit(&ga_co_counts.mirror_bytes, f.len, memory_order_relaxed);
         }
     }
-    bool keep = *r == CUDA_SUCCESS && ga_ctx_settle(rt, f.ctx);
+    bool keep = *r == CUDA_SUCCESS && before && ga_ctx_settle(rt, f.ctx);
     pthread_mutex_lock(&ga_co_lock);
     keep = keep && f.epoch == ga_epoch_read() && f.work == ga_work_seq_read() &&
            !ga_serving_off();

@@ -256,7 +256,9 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     unsigned char *out = area.out;
     for (unsigned k = 0; k < np; k++)
         req[k].src = pred[k].base + pred[k].off, req[k].n = pred[k].n;
-    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    bool pt = ga_entries[id].per_thread;
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
+    bool before = ga_ctx_settle_for(rt, ctx, m.st, !pt); /* as a window fill's (fill.c) */
     CUresult res = ga_gather_run(rt, id, ctx, req, np, out);
     if (res == CUDA_ERROR_NOT_SUPPORTED)
         atomic_store(&gathers_off, true);
@@ -267,7 +269,7 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     *r = CUDA_SUCCESS;
     atomic_fetch_add_explicit(&ga_co_counts.gathers, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&ga_co_counts.gathered_reads, np, memory_order_relaxed);
-    bool keep = ga_ctx_settle(rt, ctx);
+    bool keep = before && ga_ctx_settle(rt, ctx);
     pthread_mutex_lock(&ga_co_lock);
     keep = keep && epoch == ga_epoch_read() && work == ga_work_seq_read() && !ga_serving_off();
     keep_gathered_locked(req, np, out, keep, epoch, work);

@@ -257,6 +257,33 @@ static void busy_stream_never_served(void)
     ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_nb);
 }
 
+/* A kernel of a non-blocking stream that writes the flag and ends while a
+ * read's window is being copied (after the copy read the flag, before the
+ * library asks whether the stream is done): the window holds the old flag
+ * and must not be kept, or every later read would be served the old value (a
+ * polling loop would never see the flag flip). */
+static CUdeviceptr race_flag;
+static void kernel_ends_now(void)
+{
+    *stub_word(race_flag) = 1;
+    stub_running[1] = 0;
+}
+
+static void kernel_ending_during_fill(void)
+{
+    calm();
+    race_flag = fresh(W);
+    *stub_word(race_flag) = 0;
+    stub_kernel_t *k = stub_kernel(NULL, false);
+    stub_running[1] = 1;
+    CHECK(stub_call(&rt, GA_ID_cuLaunchKernel, k, (const unsigned[]){1, 1, 1},
+                    (const unsigned[]){32, 1, 1}, 0, s_nb, 0, NULL) == CUDA_SUCCESS);
+    stub_after_dtoh = kernel_ends_now;
+    CHECK(rd(race_flag) == 0 && stub_running[1] == 0); /* read before the write */
+    CHECK(rd(race_flag) == 1 && rd(race_flag) == 1);
+    ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_nb);
+}
+
 /* Two reads of a word that changes between them: both reach the driver and
  * nothing is filled (after calm(), a cacheable miss would fill). */
 static bool never_cached(CUdeviceptr d)
@@ -667,6 +694,7 @@ int main(void)
     host_answer_kept();
     unload_drops();
     busy_stream_never_served();
+    kernel_ending_during_fill();
     shared_memory_never_cached();
     device_destination_to_driver();
     device_destination_written();

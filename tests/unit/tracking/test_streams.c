@@ -2,7 +2,8 @@
  * makes a stream busy, a wait declares idle only what was enqueued before it,
  * fences are empty on an idle context, else cover the legacy stream plus busy
  * non-blocking streams and declare them idle on completion, and forgetting
- * a context drops its streams. */
+ * a context drops its streams; before a copy, only the streams it does not
+ * wait for are asked about. */
 #include "check.h"
 #include "tracking/streams.h"
 #include "stub_driver.h"
@@ -71,6 +72,26 @@ TEST_CASE(context_wait)
     cm = ga_ctx_mark(&rt, stub_current);
     ga_ctx_mark_idle(&cm, true);
     CHECK(ga_ctx_idle(stub_current));
+}
+
+/* before a copy on a stream: the streams it waits for are not asked (its
+ * own; for the legacy stream, the blocking ones), any other busy one makes
+ * the answer no (the stub driver has no cuStreamQuery: a stream asked about
+ * stays busy) */
+TEST_CASE(settle_for_a_copy)
+{
+    CUcontext ctx = stub_current;
+    ga_stream_t *legacy = ga_stream_get(&rt, NULL, false);
+    ga_stream_note_work(&rt, s_block, false);
+    CHECK(ga_ctx_settle_for(&rt, ctx, legacy, true));
+    CHECK(!ga_ctx_settle_for(&rt, ctx, pt, false) && !ga_ctx_settle(&rt, ctx));
+    ga_stream_note_work(&rt, s_nb, false);
+    CHECK(!ga_ctx_settle_for(&rt, ctx, legacy, true) && !ga_ctx_settle_for(&rt, ctx, nb, false));
+    ga_stream_mark_idle(ga_stream_mark(&rt, s_block, false));
+    CHECK(ga_ctx_settle_for(&rt, ctx, nb, false) && !ga_ctx_settle_for(&rt, ctx, legacy, true));
+    ga_ctx_mark_t cm = ga_ctx_mark(&rt, ctx);
+    ga_ctx_mark_idle(&cm, true);
+    CHECK(ga_ctx_settle_for(&rt, ctx, pt, false) && ga_ctx_settle(&rt, ctx));
 }
 
 /* this thread's idle answer is cached: work from another thread voids it */
@@ -181,6 +202,7 @@ int main(void)
     RUN_CASE(wait_before_work);
     RUN_CASE(older_mark);
     RUN_CASE(context_wait);
+    RUN_CASE(settle_for_a_copy);
     RUN_CASE(idle_cache);
     RUN_CASE(fence_idle_context);
     RUN_CASE(fence_legacy);
