@@ -15,12 +15,13 @@
  * The chunks ramp up, doubling to the full chunk, so the first DMA (or the
  * first copy out) starts after a small copy rather than a whole chunk: host to
  * device from 1/8 of GPUACCEL_STAGING_CHUNK; device to host from an eighth of
- * the copy, 64 KiB at least and 1/8 of the chunk at most (a 256 KiB read is
- * copied out in pieces while the rest of it is still crossing the link).
+ * the copy, 64 KiB at least and 1/8 of the chunk at most.
  *
- * Mid-size copies (64 KiB to a few MiB) are served as large ones are: their
- * fixed cost is a few driver calls, the helpers' wake-up and the wait for
- * the last DMA.
+ * A download of up to 2 MiB that one slot holds is one DMA, then one copy out
+ * split over the crew: its chunks' fixed costs (a DMA, an event and a wait
+ * each) outweighed what overlapping them saved (first_out). Other mid-size
+ * copies are served as large ones are: their fixed cost is a few driver
+ * calls, the helpers' wake-up and the wait for the last DMA.
  *
  * When it acts: cuMemcpyHtoD_v2[_ptds], cuMemcpyHtoDAsync_v2[_ptsz],
  * cuMemcpyDtoH_v2[_ptds] and cuMemcpyDtoHAsync_v2[_ptsz] (never the

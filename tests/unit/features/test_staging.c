@@ -502,6 +502,18 @@ static void ring_grows_with_traffic(void)
     CHECK(stats().traffic >= 32u << 20);
     device_sync();
     CHECK(memcmp((void *)(uintptr_t)dev, host, DEV) == 0);
+    /* a download a slot holds (up to 2 MiB) is one DMA, then one crew copy;
+     * a larger one goes in chunks; the bytes arrive either way */
+    unsigned d0 = t_async;
+    memset(expect, 0, DEV);
+    CHECK(dtoh(2, expect, dev, DEV / 2) == CUDA_SUCCESS && t_async == d0 + 1);
+    d0 = t_async;
+    CHECK(dtoh(3, expect + DEV / 2, dev + DEV / 2, DEV / 2 - 4096) == CUDA_SUCCESS &&
+          t_async == d0 + 1);
+    d0 = t_async;
+    CHECK(dtoh(2, expect, dev, DEV) == CUDA_SUCCESS && t_async >= d0 + 2);
+    device_sync();
+    CHECK(memcmp(expect, host, DEV) == 0);
     bool ok = true;
     for (unsigned i = 0; i < 8; i++)
         ok &= round_trip(i % 4, DEV / 2 + 4096 * i, i, i % 2);
