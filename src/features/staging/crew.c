@@ -8,10 +8,21 @@
  * whatever the owner does next (a DMA from the bytes they wrote).
  *
  * Waking: helpers spin for SPIN_NS after their last piece or wake-up, then
- * sleep on `cv`. Sleeping and posting follow one pattern: the sleeper counts
- * itself in `sleepers` and then re-reads what it waits on, the poster stores
- * what it posts and then reads `sleepers` (both sequentially consistent), so
- * at least one of them sees the other and no wake-up is lost.
+ * sleep on the futex word `epoch`. Sleeping and posting follow one pattern:
+ * the sleeper reads `epoch`, counts itself in `sleepers` and then re-reads
+ * what it waits on; the poster stores what it posts, then reads `sleepers`
+ * and, when someone sleeps, bumps `epoch` and wakes them (all sequentially
+ * consistent), so at least one of them sees the other, and a sleeper whose
+ * `epoch` moved on returns from FUTEX_WAIT at once: no wake-up is lost.
+ *
+ * Why a futex and not a condition variable: pthread_cond_broadcast wakes
+ * every helper, and each must take the mutex again before it returns from
+ * pthread_cond_wait, so a dozen of them wake one after another, each woken
+ * by the last one's unlock: tens of microseconds before the last helper
+ * copies, in copies whose helpers slept (a program that copies 1 MiB, then
+ * works on it for a millisecond). A futex wake has no lock to queue on; the
+ * futex is Linux's own primitive, which the library requires anyway (C11 has
+ * no atomic wait).
  *
  * Owns: the helper threads (never stopped: they sleep between copies; a fork
  * child has none and starts again from ga_crew_init).
@@ -20,9 +31,13 @@
 #include "features/staging/crew.h"
 
 #include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 
@@ -41,8 +56,18 @@ static inline void relax(void)
 void ga_crew_init(ga_crew_t *c)
 {
     memset(c, 0, sizeof *c);
-    pthread_mutex_init(&c->m, NULL);
-    pthread_cond_init(&c->cv, NULL);
+}
+
+/* Sleep while *w is v (returns at once when it is not; or on a wake-up or a
+ * signal, spuriously: callers check again). */
+static void futex_wait(_Atomic uint32_t *w, uint32_t v)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Take pieces of the posted job until none is left; returns the claim word
@@ -87,12 +112,17 @@ static void await_change(ga_crew_t *c, uint64_t cl, uint64_t alarm)
         if (k % 256 == 0 && ga_now_ns() > deadline)
             break;
     }
-    pthread_mutex_lock(&c->m);
-    atomic_fetch_add(&c->sleepers, 1);
-    while (atomic_load(&c->claim) == cl && atomic_load(&c->alarm) == alarm)
-        pthread_cond_wait(&c->cv, &c->m);
-    atomic_fetch_sub(&c->sleepers, 1);
-    pthread_mutex_unlock(&c->m);
+    bool slept = false;
+    for (bool same = true; same;) {
+        uint32_t e = atomic_load(&c->epoch);
+        atomic_fetch_add(&c->sleepers, 1);
+        same = atomic_load(&c->claim) == cl && atomic_load(&c->alarm) == alarm;
+        if (same)
+            futex_wait(&c->epoch, e), slept = true;
+        atomic_fetch_sub(&c->sleepers, 1);
+    }
+    if (slept)
+        atomic_fetch_add_explicit(&c->wakes, 1, memory_order_relaxed);
 }
 
 static void *helper(void *arg)
@@ -111,9 +141,8 @@ static void wake_sleepers(ga_crew_t *c)
 {
     if (atomic_load(&c->sleepers) == 0)
         return;
-    pthread_mutex_lock(&c->m);
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->m);
+    atomic_fetch_add(&c->epoch, 1);
+    futex_wake_all(&c->epoch);
 }
 
 unsigned ga_crew_start(ga_crew_t *c, unsigned helpers)

@@ -25,8 +25,8 @@
 enum { GA_CREW_MAX = 63 }; /* helpers a crew may have */
 
 typedef struct ga_crew {
-    pthread_mutex_t m;  /* around sleeping and waking only */
-    pthread_cond_t cv;
+    /* Bumped to wake sleeping helpers: the futex word they sleep on. */
+    _Atomic uint32_t epoch;
     /* The job: (generation << 32) | next piece to claim. A helper claims a
      * piece with a compare-and-swap, so one still looking at a finished job
      * can never take a piece of the next one. */
@@ -42,6 +42,7 @@ typedef struct ga_crew {
     _Atomic size_t len, piece;
     _Atomic uint64_t alarm;   /* bumped to wake sleeping helpers early */
     _Atomic unsigned sleepers;
+    _Atomic unsigned long wakes; /* times a helper got up from sleep (tests read it) */
     unsigned started;         /* helpers running; owner's only */
 } ga_crew_t;
 

@@ -180,8 +180,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Initialized statically (a pthread_once could be caught mid-way by a fork). */
 #define ENGINE_INIT                                                                      \
     {                                                                                    \
-        .use = PTHREAD_MUTEX_INITIALIZER,                                                \
-        .crew = {.m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER},        \
+        .use = PTHREAD_MUTEX_INITIALIZER, /* the crew: all zero, as ga_crew_init makes it */ \
     }
 static engine_t engines[N_ENGINES] = {ENGINE_INIT, ENGINE_INIT, ENGINE_INIT, ENGINE_INIT};
 _Static_assert(N_ENGINES == 4, "one ENGINE_INIT per engine");
