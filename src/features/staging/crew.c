@@ -112,17 +112,17 @@ static void await_change(ga_crew_t *c, uint64_t cl, uint64_t alarm)
         if (k % 256 == 0 && ga_now_ns() > deadline)
             break;
     }
-    bool slept = false;
     for (bool same = true; same;) {
         uint32_t e = atomic_load(&c->epoch);
         atomic_fetch_add(&c->sleepers, 1);
         same = atomic_load(&c->claim) == cl && atomic_load(&c->alarm) == alarm;
         if (same)
-            futex_wait(&c->epoch, e), slept = true;
+            futex_wait(&c->epoch, e);
         atomic_fetch_sub(&c->sleepers, 1);
     }
-    if (slept)
-        atomic_fetch_add_explicit(&c->wakes, 1, memory_order_relaxed);
+    /* up from the sleeping side, whether or not it got as far as the futex:
+     * once per post for every helper `sleepers` counted when it came */
+    atomic_fetch_add_explicit(&c->wakes, 1, memory_order_relaxed);
 }
 
 static void *helper(void *arg)

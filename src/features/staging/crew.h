@@ -42,7 +42,7 @@ typedef struct ga_crew {
     _Atomic size_t len, piece;
     _Atomic uint64_t alarm;   /* bumped to wake sleeping helpers early */
     _Atomic unsigned sleepers;
-    _Atomic unsigned long wakes; /* times a helper got up from sleep (tests read it) */
+    _Atomic unsigned long wakes; /* times a helper left the sleeping side (tests read it) */
     unsigned started;         /* helpers running; owner's only */
 } ga_crew_t;
 

@@ -16,7 +16,7 @@
 #include "core/clock.h"
 #include "features/staging/crew.h"
 
-enum { HELPERS = 3, MAX_N = (3 << 20) + 4099, GUARD = 64 };
+enum { HELPERS = 3, MAX_N = (3 << 20) + 4099, GUARD = 4096 };
 
 static ga_crew_t crew;
 static unsigned char *src, *dst;
@@ -58,19 +58,23 @@ static bool wakes_reach(unsigned long want)
     return true;
 }
 
-/* One copy of n bytes at offset off, fresh random bytes, checked with its guard. */
-static bool copy_ok(size_t n, size_t off)
+/* One copy of n bytes at offset off, fresh random bytes, checked with the
+ * bytes around it. With `awake`, the helpers are woken just before (they
+ * spin then: the bytes' preparation can outlast their spin). */
+static bool copy_ok(size_t n, size_t off, bool awake)
 {
     for (size_t i = 0; i < n; i++)
         src[off + i] = (unsigned char)rnd();
-    memset(dst, 0xA5, MAX_N + GUARD);
+    memset(dst, 0xA5, off + n + GUARD);
+    if (awake)
+        ga_crew_wake(&crew);
     ga_crew_copy(&crew, dst + off, src + off, n);
     if (memcmp(dst + off, src + off, n) != 0)
         return false;
     for (size_t i = 0; i < off; i++)
         if (dst[i] != 0xA5)
             return false;
-    for (size_t i = off + n; i < MAX_N + GUARD; i++)
+    for (size_t i = off + n; i < off + n + GUARD; i++)
         if (dst[i] != 0xA5)
             return false;
     return true;
@@ -85,7 +89,7 @@ TEST_CASE(wake_ups)
     CHECK(wakes_reach(w + HELPERS)); /* every one up */
     CHECK(sleepers_become(HELPERS));
     w = atomic_load(&crew.wakes);
-    CHECK(copy_ok(1 << 20, 0)); /* a job wakes them too */
+    CHECK(copy_ok(1 << 20, 0, false)); /* a job wakes them too */
     CHECK(wakes_reach(w + HELPERS));
     for (int i = 0; i < 20; i++) { /* and again, each time */
         CHECK(sleepers_become(HELPERS));
@@ -106,7 +110,7 @@ TEST_CASE(copies_exact)
             if (asleep)
                 CHECK(sleepers_become(HELPERS));
             size_t off = sizes[k] + 64 <= MAX_N ? rnd() % 64 : 0;
-            CHECK(copy_ok(sizes[k], off));
+            CHECK(copy_ok(sizes[k], off, !asleep));
         }
 }
 
@@ -120,7 +124,7 @@ TEST_CASE(racing_gaps)
             ga_crew_wake(&crew);
         pause_us((unsigned)(rnd() % 450));
         size_t n = (size_t)(rnd() % (1 << 20)) + 1;
-        all &= copy_ok(n, (size_t)(rnd() % 64));
+        all &= copy_ok(n, (size_t)(rnd() % 64), false);
     }
     CHECK(all);
     CHECK(sleepers_become(HELPERS)); /* nobody stuck awake or lost */
