@@ -38,6 +38,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/clock.h"
 
@@ -70,6 +73,46 @@ static void futex_wake_all(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+/* memcpy with non-temporal stores (GA_CREW_AROUND), written by hand: glibc's
+ * memcpy turns to such stores only above a share of the last-level cache
+ * (__x86_shared_non_temporal_threshold, megabytes), never for a staged chunk.
+ * The sfence makes the stores visible before this thread goes on (to the
+ * `done` count the owner reads before its DMA, or to the DMA itself). Where
+ * there is no SSE2: memcpy. */
+static void stream_copy(char *dst, const char *src, size_t n)
+{
+#ifdef __SSE2__
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (head > n)
+        head = n;
+    memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    size_t body = n & ~(size_t)63;
+    for (size_t i = 0; i < body; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(src + i)),
+                b = _mm_loadu_si128((const __m128i *)(src + i + 16)),
+                c = _mm_loadu_si128((const __m128i *)(src + i + 32)),
+                d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+        _mm_stream_si128((__m128i *)(dst + i), a);
+        _mm_stream_si128((__m128i *)(dst + i + 16), b);
+        _mm_stream_si128((__m128i *)(dst + i + 32), c);
+        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    }
+    memcpy(dst + body, src + body, n - body);
+    _mm_sfence();
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
+static void copy_as(ga_crew_store_t how, char *dst, const char *src, size_t n)
+{
+    if (how == GA_CREW_AROUND)
+        stream_copy(dst, src, n);
+    else
+        memcpy(dst, src, n);
+}
+
 /* Take pieces of the posted job until none is left; returns the claim word
  * last seen, the one with no piece left to take. */
 static uint64_t take_pieces(ga_crew_t *c)
@@ -96,7 +139,8 @@ static uint64_t take_pieces(ga_crew_t *c)
         size_t off = (size_t)i * piece, n = len - off < piece ? len - off : piece;
         char *dst = (char *)atomic_load_explicit(&c->dst, memory_order_relaxed);
         const char *src = (const char *)atomic_load_explicit(&c->src, memory_order_relaxed);
-        memcpy(dst + off, src + off, n);
+        copy_as((ga_crew_store_t)atomic_load_explicit(&c->how, memory_order_relaxed), dst + off,
+                src + off, n);
         atomic_fetch_add_explicit(&c->done, 1, memory_order_release);
     }
 }
@@ -181,10 +225,10 @@ void ga_crew_wake(ga_crew_t *c)
     wake_sleepers(c);
 }
 
-void ga_crew_copy(ga_crew_t *c, void *dst, const void *src, size_t n)
+void ga_crew_copy(ga_crew_t *c, void *dst, const void *src, size_t n, ga_crew_store_t how)
 {
     if (!c->started || n < 2 * MIN_PIECE) {
-        memcpy(dst, src, n);
+        copy_as(how, dst, src, n);
         return;
     }
     size_t threads = c->started + 1;
@@ -197,6 +241,7 @@ void ga_crew_copy(ga_crew_t *c, void *dst, const void *src, size_t n)
     atomic_store_explicit(&c->src, (uintptr_t)src, memory_order_relaxed);
     atomic_store_explicit(&c->len, n, memory_order_relaxed);
     atomic_store_explicit(&c->piece, piece, memory_order_relaxed);
+    atomic_store_explicit(&c->how, (int)how, memory_order_relaxed);
     atomic_store_explicit(&c->done, 0, memory_order_relaxed);
     uint64_t gen = (atomic_load(&c->claim) >> 32) + 1;
     atomic_store(&c->limit, gen << 32 | np);

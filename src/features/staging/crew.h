@@ -40,6 +40,7 @@ typedef struct ga_crew {
      * on them only after its claim succeeded, which proves them current). */
     _Atomic uintptr_t dst, src;
     _Atomic size_t len, piece;
+    _Atomic int how;          /* a ga_crew_store_t */
     _Atomic uint64_t alarm;   /* bumped to wake sleeping helpers early */
     _Atomic unsigned sleepers;
     _Atomic unsigned long wakes; /* times a helper left the sleeping side (tests read it) */
@@ -57,8 +58,15 @@ unsigned ga_crew_start(ga_crew_t *c, unsigned helpers);
  * does not wait for them to wake. Owner only. */
 void ga_crew_wake(ga_crew_t *c);
 
+/* How a copy's bytes are stored: through the caches (the program reads them
+ * next: a download's copy out), or around them (a DMA reads them next: an
+ * upload's copy into page-locked memory, which then has no dirty line for
+ * the device's reads to snoop, and whose stores read no line first). */
+typedef enum { GA_CREW_CACHED, GA_CREW_AROUND } ga_crew_store_t;
+
 /* memcpy(dst, src, n), split between the helpers and the calling thread;
- * returns when every byte is copied. Owner only. */
-void ga_crew_copy(ga_crew_t *c, void *dst, const void *src, size_t n);
+ * returns when every byte is copied (stored `how`, and visible to a device
+ * the caller then starts). Owner only. */
+void ga_crew_copy(ga_crew_t *c, void *dst, const void *src, size_t n, ga_crew_store_t how);
 
 #endif

@@ -669,6 +669,9 @@ static CUresult slot_record(stage_t *st, slot_t *sl)
     return CUDA_SUCCESS;
 }
 
+/* The bytes go into the ring around the caches (GA_CREW_AROUND): the DMA that
+ * reads them next finds no dirty line to snoop, and the stores read no line
+ * first. (stageprobe's nt ways measure it against plain stores.) */
 static CUresult stage_htod(stage_t *st, CUdeviceptr dst, const char *src, size_t n, bool sync)
 {
     engine_t *e = st->e;
@@ -682,7 +685,7 @@ static CUresult stage_htod(stage_t *st, CUdeviceptr dst, const char *src, size_t
         sl = &e->slot[e->next++ % N_SLOTS];
         if ((r = slot_wait(st, sl)) != CUDA_SUCCESS)
             return r;
-        ga_crew_copy(&e->crew, sl->host, src + off, len);
+        ga_crew_copy(&e->crew, sl->host, src + off, len, GA_CREW_AROUND);
         if ((r = dma(dst + off, sl->host, len, st->s)) != CUDA_SUCCESS ||
             (r = slot_record(st, sl)) != CUDA_SUCCESS)
             return r;
@@ -720,7 +723,7 @@ static CUresult stage_dtoh(stage_t *st, char *dst, CUdeviceptr src, size_t n)
         slot_t *sl = &e->slot[(base + drained) % N_SLOTS];
         if ((r = slot_wait(st, sl)) != CUDA_SUCCESS)
             goto out;
-        ga_crew_copy(&e->crew, dst + drain_off, sl->host, len);
+        ga_crew_copy(&e->crew, dst + drain_off, sl->host, len, GA_CREW_CACHED);
         drain_off += len;
         drained++;
     }

@@ -4,7 +4,8 @@
  *     partial wake-up leaves some asleep, counted in `sleepers`);
  *   - copies of every size, across the piece size and odd tails, are
  *     bit-exact and write nothing past their end, whether the helpers were
- *     spinning or asleep when the job came;
+ *     spinning or asleep when the job came, stored through the caches or
+ *     around them (unaligned heads and tails of the non-temporal copy);
  *   - many copies with gaps around the helpers' spin time (where a sleeper
  *     and a poster race) are all right and all end. */
 #define _GNU_SOURCE
@@ -58,17 +59,17 @@ static bool wakes_reach(unsigned long want)
     return true;
 }
 
-/* One copy of n bytes at offset off, fresh random bytes, checked with the
- * bytes around it. With `awake`, the helpers are woken just before (they
- * spin then: the bytes' preparation can outlast their spin). */
-static bool copy_ok(size_t n, size_t off, bool awake)
+/* One copy of n bytes at offset off, fresh random bytes, stored `how`,
+ * checked with the bytes around it. With `awake`, the helpers are woken just
+ * before (they spin then: the bytes' preparation can outlast their spin). */
+static bool copy_ok(size_t n, size_t off, bool awake, ga_crew_store_t how)
 {
     for (size_t i = 0; i < n; i++)
         src[off + i] = (unsigned char)rnd();
     memset(dst, 0xA5, off + n + GUARD);
     if (awake)
         ga_crew_wake(&crew);
-    ga_crew_copy(&crew, dst + off, src + off, n);
+    ga_crew_copy(&crew, dst + off, src + off, n, how);
     if (memcmp(dst + off, src + off, n) != 0)
         return false;
     for (size_t i = 0; i < off; i++)
@@ -89,7 +90,7 @@ TEST_CASE(wake_ups)
     CHECK(wakes_reach(w + HELPERS)); /* every one up */
     CHECK(sleepers_become(HELPERS));
     w = atomic_load(&crew.wakes);
-    CHECK(copy_ok(1 << 20, 0, false)); /* a job wakes them too */
+    CHECK(copy_ok(1 << 20, 0, false, GA_CREW_CACHED)); /* a job wakes them too */
     CHECK(wakes_reach(w + HELPERS));
     for (int i = 0; i < 20; i++) { /* and again, each time */
         CHECK(sleepers_become(HELPERS));
@@ -105,13 +106,14 @@ TEST_CASE(copies_exact)
     static const size_t sizes[] = {0, 1, 4095, 16 << 10, (32 << 10) - 1, 32 << 10,
                                    (32 << 10) + 1, 100003, 1 << 20, (1 << 20) + 7,
                                    3 << 20, MAX_N - 64};
-    for (int asleep = 0; asleep < 2; asleep++)
-        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
-            if (asleep)
-                CHECK(sleepers_become(HELPERS));
-            size_t off = sizes[k] + 64 <= MAX_N ? rnd() % 64 : 0;
-            CHECK(copy_ok(sizes[k], off, !asleep));
-        }
+    for (int how = GA_CREW_CACHED; how <= GA_CREW_AROUND; how++)
+        for (int asleep = 0; asleep < 2; asleep++)
+            for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+                if (asleep)
+                    CHECK(sleepers_become(HELPERS));
+                size_t off = sizes[k] + 64 <= MAX_N ? rnd() % 64 : 0;
+                CHECK(copy_ok(sizes[k], off, !asleep, (ga_crew_store_t)how));
+            }
 }
 
 TEST_CASE(racing_gaps)
@@ -124,7 +126,7 @@ TEST_CASE(racing_gaps)
             ga_crew_wake(&crew);
         pause_us((unsigned)(rnd() % 450));
         size_t n = (size_t)(rnd() % (1 << 20)) + 1;
-        all &= copy_ok(n, (size_t)(rnd() % 64), false);
+        all &= copy_ok(n, (size_t)(rnd() % 64), false, (ga_crew_store_t)(rnd() % 2));
     }
     CHECK(all);
     CHECK(sleepers_become(HELPERS)); /* nobody stuck awake or lost */
