@@ -49,3 +49,19 @@ STAGE="GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K G
     echo "$output" | grep -Eq '^gpuaccel: staging: htod=[1-9][0-9]* dtoh=[1-9][0-9]* '
     echo "$output" | grep -Eq '^gpuaccel: staging: .* early=[1-9][0-9]* grown=[0-9]+ driver=[1-9][0-9]*$'
 }
+
+@test "staging at debug level: the first 64 copies offered say where each went and its time" {
+    run shim env GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K GPUACCEL_STAGING_CHUNK=256K \
+        GPUACCEL_LOG=debug "$PROGS/staging_prog" 4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    lines=$(echo "$output" | grep -E '^gpuaccel: debug: staging: (upload|download) of [0-9]+ bytes: ')
+    [ "$(echo "$lines" | wc -l)" -eq 64 ]
+    # every line names a way and a time; copies before the first ring, then staged ones with their slots
+    [ -z "$(echo "$lines" | grep -Ev ": (staged \(slots of [0-9]+ bytes\)|the driver's, [a-z ,]+) in [0-9]+ us$")" ]
+    echo "$lines" | grep -q "the driver's, no ring yet in"
+    echo "$lines" | grep -Eq 'staged \(slots of [0-9]+ bytes\) in'
+    # nothing at the default level
+    run shim env GPUACCEL_STAGING=1 GPUACCEL_STAGING_MIN=64K "$PROGS/staging_prog" 4
+    [ -z "$(echo "$output" | grep 'debug: staging')" ]
+}

@@ -86,6 +86,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -736,6 +737,32 @@ out:
 
 typedef enum { HTOD, DTOH } dir_t;
 
+/* The first LOG_COPIES copies offered, at debug level: where each went, the
+ * ring's slot size then, and its time (the first copies' costs: the ring's
+ * growth, the admission's first figures). */
+enum { LOG_COPIES = 64 };
+static _Atomic unsigned n_logged;
+
+static uint64_t log_start(void)
+{
+    return atomic_load_explicit(&n_logged, memory_order_relaxed) < LOG_COPIES &&
+                   ga_log_enabled(GA_LOG_DEBUG)
+               ? ga_now_ns()
+               : 0;
+}
+
+static void log_copy(uint64_t t0, dir_t dir, size_t n, const char *way, size_t slot)
+{
+    if (!t0 || atomic_fetch_add_explicit(&n_logged, 1, memory_order_relaxed) >= LOG_COPIES)
+        return;
+    char slots[48] = "";
+    if (slot)
+        snprintf(slots, sizeof slots, " (slots of %zu bytes)", slot);
+    ga_log(GA_LOG_DEBUG, "staging: %s of %zu bytes: %s%s in %llu us",
+           dir == HTOD ? "upload" : "download", n, way, slots,
+           (unsigned long long)((ga_now_ns() - t0) / 1000));
+}
+
 /* With an engine of the current context: true if the copy was answered (*r),
  * false to hand it to the driver. */
 static bool stage_with(const ga_rt_t *rt, engine_t *e, ga_id_t id, dir_t dir, void *host,
@@ -804,6 +831,7 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
 {
     if (n == 0 || n < min_of(rt, dir) || !host || ga_serving_off())
         return false;
+    uint64_t t0 = log_start();
     CUcontext ctx = ga_current_ctx(rt);
     CUstream on = stream_of(id, s);
     if (!ctx || !device_range_ok(rt, dev, n) || !pageable(rt, host, n) ||
@@ -819,19 +847,22 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
     if (early || (rt->cfg.staging_adapt && ga_admit_choose(dir, is_sync(id), n) == GA_WAY_DRIVER)) {
         atomic_fetch_add_explicit(early ? &n_early : &n_driver, 1, memory_order_relaxed);
         *r = driver_copy(rt, id, dir, host, dev, n, s);
+        log_copy(t0, dir, n, early ? "the driver's, no ring yet" : "the driver's, measured faster", 0);
         return true;
     }
     if (!ga_own_calls_enter()) /* a capture is opening: the copy must reach it */
         return false;
     bool done = false, tried_one = false;
     unsigned tried = 0;
+    size_t slot = 0;
     for (engine_t *e; !tried_one && (e = acquire(ctx, tried)) != NULL;) {
         tried |= 1u << (unsigned)(e - engines);
         if ((tried_one = usable(rt, e, on)))
-            done = stage_with(rt, e, id, dir, host, dev, n, on, r);
+            done = stage_with(rt, e, id, dir, host, dev, n, on, r), slot = e->chunk;
         release(e);
     }
     ga_own_calls_leave();
+    log_copy(t0, dir, n, done ? "staged" : tried_one ? "the driver's, no ring" : "the driver's, engines busy", slot);
     if (!tried_one)
         atomic_fetch_add_explicit(&n_busy, 1, memory_order_relaxed);
     return done;
