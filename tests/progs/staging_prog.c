@@ -9,11 +9,15 @@
  * at once, and a fork between copies. Runs against tests/fake and a real GPU
  * alike; the output must be the same natively and under the library.
  * usage: staging_prog [THREADS]  -> one "... ok=0|1" line per check (codes
- * beside), exit 1 when any fails */
+ * beside), exit 1 when any fails
+ *        staging_prog --loop N SIZE  -> N synchronous downloads of SIZE bytes
+ * into the same pageable buffer, as a program's loop makes them (the
+ * admission's choices over a run of alike copies), each checked */
 #include "linked.h"
 #include "verdict.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,9 +111,31 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* N downloads of n bytes from device memory filled through pinned memory,
+ * each compared with its source. */
+static int loop(CUdeviceptr d, unsigned char *host, unsigned char *pinned, long count, size_t n,
+                uint64_t *st)
+{
+    int ok = 1;
+    for (long i = 0; i < count; i++) {
+        fill(pinned, n, st);
+        ok &= cuMemcpyHtoD(d, pinned, n) == CUDA_SUCCESS;
+        memset(host, 0x5a, n);
+        ok &= cuMemcpyDtoH(host, d, n) == CUDA_SUCCESS && !memcmp(host, pinned, n);
+    }
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 4;
+    bool looping = argc == 4 && !strcmp(argv[1], "--loop");
+    long count = looping ? atol(argv[2]) : 0;
+    size_t size = looping ? strtoull(argv[3], NULL, 0) : 0;
+    if (looping && (count < 1 || size < 1 || size > MAXN)) {
+        fprintf(stderr, "staging_prog: --loop N SIZE: N at least 1, SIZE 1 to %d bytes\n", MAXN);
+        return 2;
+    }
+    int threads = !looping && argc > 1 ? atoi(argv[1]) : 4;
     CUdevice dev;
     CUcontext ctx;
     linked_context(&dev, &ctx);
@@ -120,6 +146,10 @@ int main(int argc, char **argv)
     CUdeviceptr d;
     CK(cuMemAlloc(&d, MAXN));
     uint64_t st = 0x9e3779b97f4a7c15ull;
+    if (looping) {
+        printf("loop %ld x %zu ok=%d\n", count, size, verdict(loop(d, host, pinned, count, size, &st)));
+        return verdicts();
+    }
 
     const size_t sizes[] = {(64 << 10) - 1, 64 << 10, (256 << 10) - 1, 256 << 10,
                             (256 << 10) + 1, 3 * (256 << 10) + 777, (5 << 20) + 3};
