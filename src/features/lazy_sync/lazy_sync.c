@@ -473,7 +473,7 @@ static void ls_gate_done(const ga_rt_t *rt, ga_id_t id)
 static CUresult wait_ctx(const ga_rt_t *rt, CUcontext ctx)
 {
     ga_ctx_scope_t scope;
-    bool log = atomic_load(&settles) < 8;
+    bool log = atomic_load(&settles) < 8 && ga_log_enabled(GA_LOG_DEBUG);
     if (!ga_ctx_enter(rt, ctx, &scope)) {
         if (log)
             ga_log(GA_LOG_DEBUG, "lazy_sync: context %p is gone: nothing to wait for", (void *)ctx);
