@@ -27,10 +27,12 @@
  * in loops they lost to the driver on every host tried, whatever the
  * measurement chose, because its probes cost more than staging could win
  * there. The fastest, not the mean: a copy's time also holds waits for the
- * program's earlier work on its stream, which only add. Before a class has a
- * driver figure, a copy under 1 MiB goes to the driver once to get one (the
- * copies before the first ring give most classes theirs); larger ones are
- * staged.
+ * program's earlier work on its stream, which only add. A way has a figure
+ * once SETTLE copies went that way (one copy, the first, is cold). Before a
+ * class has a staged figure, its copies are staged; before it has a driver
+ * figure, a copy under 1 MiB goes to the driver to get one (the copies before
+ * the first ring give most classes theirs); larger ones are staged but for
+ * runs of probes.
  *
  * Owns: the classes' figures, under `lock` (a copy of 64 KiB takes 10 us
  * or more; the lock costs tens of nanoseconds). */
@@ -48,6 +50,7 @@ enum {
     PROBE_RUN = 2,      /* the last PROBE_RUN go the other way */
     PROBE_MAX = 256,    /* the longest period, once the probes keep agreeing */
     MARGIN = 8,         /* staged only if faster by 1/MARGIN of its time */
+    SETTLE = 2,         /* copies a way's first window needs before its figure counts */
 };
 static const size_t BIG = (size_t)1 << 20; /* staged before any driver figure */
 
@@ -78,8 +81,14 @@ static klass_t *class_of(unsigned dir, bool sync, size_t n)
     return &classes[dir & 1][sync][c];
 }
 
+/* A way's figure: none until its first window has SETTLE copies (a way's
+ * first copy is cold: a ring's second copy, its first counted, took 40 us
+ * where the ones after it took 28-29 on an H200 host, and lost to the
+ * driver's 42 by the margin). */
 static uint64_t best(const way_t *w)
 {
+    if (!w->prev && w->n < SETTLE)
+        return 0;
     if (!w->cur)
         return w->prev;
     return w->prev && w->prev < w->cur ? w->prev : w->cur;
