@@ -12,9 +12,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
+
+#include "../../src/features/staging/ntcopy.h"
 
 typedef void spin_fn(char *dst, const char *src, size_t len);
 
@@ -23,37 +22,11 @@ static void plain_copy(char *dst, const char *src, size_t len)
     memcpy(dst, src, len);
 }
 
-/* memcpy with non-temporal stores: the bytes go to memory, not to this core's
- * caches, so a device that reads them next (a DMA out of page-locked memory)
- * finds no dirty line to snoop, and no store first reads its line for
- * ownership. glibc's memcpy uses such stores only above a share of the last
- * level cache (__x86_shared_non_temporal_threshold, megabytes), never for a
- * staged chunk. The sfence makes them visible before the caller goes on (to
- * a doorbell, or to a flag another thread reads). Elsewhere: memcpy. */
+/* memcpy with non-temporal stores: the library's own loop (the copy crew's,
+ * for uploads into its ring), so that the probe measures what staging runs. */
 static void stream_copy(char *dst, const char *src, size_t len)
 {
-#ifdef __SSE2__
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (head > len)
-        head = len;
-    memcpy(dst, src, head);
-    dst += head, src += head, len -= head;
-    size_t body = len & ~(size_t)63;
-    for (size_t i = 0; i < body; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(src + i)),
-                b = _mm_loadu_si128((const __m128i *)(src + i + 16)),
-                c = _mm_loadu_si128((const __m128i *)(src + i + 32)),
-                d = _mm_loadu_si128((const __m128i *)(src + i + 48));
-        _mm_stream_si128((__m128i *)(dst + i), a);
-        _mm_stream_si128((__m128i *)(dst + i + 16), b);
-        _mm_stream_si128((__m128i *)(dst + i + 32), c);
-        _mm_stream_si128((__m128i *)(dst + i + 48), d);
-    }
-    memcpy(dst + body, src + body, len - body);
-    _mm_sfence();
-#else
-    memcpy(dst, src, len);
-#endif
+    ga_stream_copy(dst, src, len);
 }
 
 static struct {

@@ -29,6 +29,7 @@
  * Must never: call the driver or the program from a helper. */
 #define _GNU_SOURCE
 #include "features/staging/crew.h"
+#include "features/staging/ntcopy.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -38,9 +39,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "core/clock.h"
 
@@ -73,42 +71,10 @@ static void futex_wake_all(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* memcpy with non-temporal stores (GA_CREW_AROUND), written by hand: glibc's
- * memcpy turns to such stores only above a share of the last-level cache
- * (__x86_shared_non_temporal_threshold, megabytes), never for a staged chunk.
- * The sfence makes the stores visible before this thread goes on (to the
- * `done` count the owner reads before its DMA, or to the DMA itself). Where
- * there is no SSE2: memcpy. */
-static void stream_copy(char *dst, const char *src, size_t n)
-{
-#ifdef __SSE2__
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (head > n)
-        head = n;
-    memcpy(dst, src, head);
-    dst += head, src += head, n -= head;
-    size_t body = n & ~(size_t)63;
-    for (size_t i = 0; i < body; i += 64) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(src + i)),
-                b = _mm_loadu_si128((const __m128i *)(src + i + 16)),
-                c = _mm_loadu_si128((const __m128i *)(src + i + 32)),
-                d = _mm_loadu_si128((const __m128i *)(src + i + 48));
-        _mm_stream_si128((__m128i *)(dst + i), a);
-        _mm_stream_si128((__m128i *)(dst + i + 16), b);
-        _mm_stream_si128((__m128i *)(dst + i + 32), c);
-        _mm_stream_si128((__m128i *)(dst + i + 48), d);
-    }
-    memcpy(dst + body, src + body, n - body);
-    _mm_sfence();
-#else
-    memcpy(dst, src, n);
-#endif
-}
-
 static void copy_as(ga_crew_store_t how, char *dst, const char *src, size_t n)
 {
     if (how == GA_CREW_AROUND)
-        stream_copy(dst, src, n);
+        ga_stream_copy(dst, src, n);
     else
         memcpy(dst, src, n);
 }
