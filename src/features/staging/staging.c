@@ -738,7 +738,8 @@ out:
 
 typedef enum { HTOD, DTOH } dir_t;
 
-/* The first LOG_COPIES copies offered, at debug level: where each went, the
+/* The first LOG_COPIES copies considered (past stage()'s checks that leave a
+ * copy untouched), at debug level: where each went, the
  * ring's slot size then, and its time (the first copies' costs: the ring's
  * growth, the admission's first figures). */
 enum { LOG_COPIES = 64 };
@@ -791,8 +792,8 @@ static bool stage_with(const ga_rt_t *rt, engine_t *e, ga_id_t id, dir_t dir, vo
      * sent the next 60 copies to the driver (64 us each there) until a probe
      * measured again; uncounted, the next copy is staged and measured. */
     *first = e->fresh;
-    e->fresh = false;
     if (*r == CUDA_SUCCESS) {
+        e->fresh = false;
         if (!*first)
             ga_admit_record(dir, is_sync(id), n, GA_WAY_STAGED, ga_now_ns() - t0);
         atomic_fetch_add_explicit(dir == HTOD ? &n_htod : &n_dtoh, 1, memory_order_relaxed);
@@ -835,6 +836,16 @@ static size_t min_of(const ga_rt_t *rt, dir_t dir)
     return dir == HTOD && rt->cfg.staging_adapt && up > min ? up : min;
 }
 
+/* How stage() ended, for its debug line. */
+static const char *way_of(bool done, bool first, bool tried_one, CUresult r)
+{
+    if (done && r != CUDA_SUCCESS)
+        return "staged, the driver's error";
+    if (done)
+        return first ? "staged, a new ring's first, not counted" : "staged";
+    return tried_one ? "the driver's, no ring or nothing issued" : "the driver's, engines busy";
+}
+
 static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdeviceptr dev,
                   size_t n, CUstream s, CUresult *r)
 {
@@ -867,15 +878,12 @@ static bool stage(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host, CUdevice
     for (engine_t *e; !tried_one && (e = acquire(ctx, tried)) != NULL;) {
         tried |= 1u << (unsigned)(e - engines);
         if ((tried_one = usable(rt, e, on)))
-            done = stage_with(rt, e, id, dir, host, dev, n, on, r, &first), slot = e->chunk;
+            done = stage_with(rt, e, id, dir, host, dev, n, on, r, &first);
+        slot = done ? e->chunk : 0;
         release(e);
     }
     ga_own_calls_leave();
-    log_copy(t0, dir, n,
-             done        ? (first ? "staged, a new ring's first, not counted" : "staged")
-             : tried_one ? "the driver's, no ring"
-                         : "the driver's, engines busy",
-             slot);
+    log_copy(t0, dir, n, way_of(done, first, tried_one, done ? *r : CUDA_SUCCESS), slot);
     if (!tried_one)
         atomic_fetch_add_explicit(&n_busy, 1, memory_order_relaxed);
     return done;
