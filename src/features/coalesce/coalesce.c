@@ -226,23 +226,27 @@ static bool src_is_device(const ga_rt_t *rt, CUdeviceptr src)
 }
 
 /* A read larger than a window that no slot holds: its own range copied to
- * page-locked memory and from there to the program (on an H100 host, 25 us
- * for 256 KiB against the driver's 42 us straight to pageable memory), kept
- * for the next read of it under the windows' rules; it fills only into
- * page-locked memory a free slot has, until the third read (ga_co_begin_fill).
- * Above LARGE_MAX a read is left alone (to staging's threads, or the
- * driver): page-locking costs about 0.55 ms a MiB on an H200 host (32 MiB in
- * 16-20 ms), more than a served read of MiBs saves over staging. Measured on
- * an H200: with a 4 MiB limit, coalescing on made the column-20 row (4 MiB
- * columns) 17.4 ms a round against the defaults' 13.1, and stwo-gpu's
- * commitment page-locked 7.9 MiB of Merkle layers (128 KiB-4 MiB) at their
- * third and last read; larger still (8 MiB columns, 32-64 MiB layers),
- * coalescing alone took 0.65x native's time per proof. */
-enum { LARGE_SHARE = 8, LARGE_MAX = 1 << 20 };
+ * host memory the library keeps and from there to the program, kept for the
+ * next read of it under the windows' rules. Up to GA_CO_PINNED_MAX the copy is
+ * page-locked (on an H100 host, 25 us for 256 KiB against the driver's 42 us
+ * straight to pageable memory); it fills only into page-locked memory a free
+ * slot has, until the third read (ga_co_begin_fill). Page-locking costs about
+ * 0.55 ms a MiB on an H200 host (32 MiB in 16-20 ms): with page-locked copies
+ * up to 4 MiB, coalescing on made the column-20 row (4 MiB columns) 17.4 ms a
+ * round against the defaults' 13.1. Above it, up to GA_CO_PLAIN_MAX, the copy
+ * is plain memory, filled from the buffer of the round before or at the
+ * fourth read: stwo's decommitment copies each 4 MiB column whole for every
+ * queried value (bench_decommit.cu), and each read after the first of a
+ * round is then one host copy shared with the helpers (pcopy.h), not a
+ * device round trip. Larger reads are left alone (to staging's threads, or
+ * the driver: staging read 64 MiB in 2.6 ms and 256 MiB in 5.6 ms on an H200
+ * host, 25-48 GB/s, about what a host copy that size, past the caches, takes);
+ * so is a read over an eighth of the budget. */
+enum { LARGE_SHARE = 8 };
 static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                        CUresult *r)
 {
-    if (n > LARGE_MAX || n > ga_co_budget(rt) / LARGE_SHARE)
+    if (n > GA_CO_PLAIN_MAX || n > ga_co_budget(rt) / LARGE_SHARE)
         return false;
     atomic_fetch_add_explicit(&ga_co_counts.misses, 1, memory_order_relaxed);
     return ga_co_fill_and_serve(rt, id, dst, src, n, 1, r);

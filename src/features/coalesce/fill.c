@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -26,7 +27,7 @@
 #include "features/coalesce/pcopy.h"
 #include "tracking/device.h"
 
-enum { MAX_GROWTH = 16, MIRROR_FACTOR = 1 };
+enum { MAX_GROWTH = 16, MIRROR_FACTOR = 1, PLAIN_SEEN = 4, HUGE_PAGE = 2 << 20 };
 
 /* The cost model, measured on the fills: a small fill's time (the round trip)
  * and large fills' bandwidth; initial values from an H100's pageable copies. */
@@ -198,6 +199,22 @@ static void measured(size_t len, uint64_t ns, size_t unit)
     atomic_store_explicit(&bw_bytes_per_us, (3 * old + bw) / 4, memory_order_relaxed);
 }
 
+/* Plain host memory for a mirror or a large read's copy: from 2 MiB up,
+ * aligned to a huge page and advised to use huge pages, where transparent huge
+ * pages are on in madvise mode (Debian's and Ubuntu's default): the first copy
+ * into 4 MiB then faults twice, not 1,024 times (about 2.3 us a 4 KiB page on
+ * an H200 host, profile's measure). free() takes either. */
+static void *plain_alloc(size_t len)
+{
+    void *p = NULL;
+    if (len < HUGE_PAGE)
+        return malloc(len);
+    if (posix_memalign(&p, HUGE_PAGE, len) != 0)
+        return NULL;
+    (void)madvise(p, len - len % HUGE_PAGE, MADV_HUGEPAGE); /* advice: refused is fine */
+    return p;
+}
+
 static bool ensure_big(const ga_rt_t *rt, slot_t *s, size_t len)
 {
     if (s->host && s->big && s->cap >= len)
@@ -207,7 +224,7 @@ static bool ensure_big(const ga_rt_t *rt, slot_t *s, size_t len)
         atomic_fetch_sub(&held_bytes, len);
         return false;
     }
-    if (!(s->host = malloc(len))) {
+    if (!(s->host = plain_alloc(len))) {
         atomic_fetch_sub(&held_bytes, len);
         return false;
     }
@@ -271,6 +288,7 @@ bool ga_co_begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_str
     bool may_mirror = st == NULL; /* an asynchronous fill stays small and pinned */
     range_t range;
     f->exact = need > 0;
+    f->plain = f->exact && n > GA_CO_PINNED_MAX;
     /* Read first: memory shared (IPC) after the check below bumps the epoch,
      * and the window is then not kept. */
     f->epoch = ga_epoch_read(), f->work = ga_work_seq_read();
@@ -294,12 +312,21 @@ bool ga_co_begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_str
         prev_copy.next_expected = before->next_expected, prev_copy.grow = before->grow;
         prev = &prev_copy;
     }
-    slot_t *s = ga_co_claim_locked(f->big, f->exact ? n : window_unit(rt), f->ctx);
+    slot_t *s = ga_co_claim_locked(f->big || f->plain, f->exact ? n : window_unit(rt), f->ctx);
     /* A large read fills into page-locked memory already there (a column
      * read round after round); making some (about a millisecond for 4 MiB)
      * waits for the allocation's third read in one generation (a program
-     * that reads each buffer once or twice must not page-lock memory for it). */
-    if (s && f->exact && seen < 3 && !(free_slot_locked(s) && buffer_fits(s, false, n, f->ctx)))
+     * that reads each buffer once or twice must not page-lock memory for it).
+     * One in plain memory fills into the buffer that held this allocation's
+     * copy the generation before; else it waits for the fourth read: its
+     * fill (the driver's copy to pageable memory, then to the program) costs
+     * more than staging's copy of the read, so three reads of a buffer (a
+     * Merkle layer's) must not pay it. */
+    if (s && f->plain) {
+        slot_t *own = ga_co_own_buffer_locked(range.base, n);
+        s = own ? own : seen < PLAIN_SEEN ? NULL : s;
+    } else if (s && f->exact && seen < 3 &&
+               !(free_slot_locked(s) && buffer_fits(s, false, n, f->ctx)))
         s = NULL;
     /* A large copy or a mirror takes a slot holding live data only from an
      * allocation read less often lately than its own: in a cyclic pass over
@@ -356,7 +383,7 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     if (!ga_co_begin_fill(rt, src, n, NULL, need, &f))
         return false;
     slot_t *s = f.slot;
-    bool ok = ga_co_ensure_host(rt, s, f.len, f.ctx, f.big, f.exact);
+    bool ok = ga_co_ensure_host(rt, s, f.len, f.ctx, f.big || f.plain, f.exact);
     bool pt = ga_entries[id].per_thread;
     ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
     /* Kept only if no stream the copy does not wait for was running as it

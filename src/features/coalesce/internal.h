@@ -26,6 +26,12 @@
 
 enum { N_SLOTS = 96 };
 
+/* A large read's own copy (larger than a window): up to GA_CO_PINNED_MAX in
+ * page-locked memory; above it, up to GA_CO_PLAIN_MAX, in plain host memory
+ * (page-locking MiBs costs more than it saves); larger reads are left alone.
+ * Why these sizes: coalesce.c, large_fill. */
+enum { GA_CO_PINNED_MAX = 1 << 20, GA_CO_PLAIN_MAX = 16 << 20 };
+
 /* A slot's life: EMPTY -> CLAIMED (one filler owns it: no one else reads or
  * claims it, its host buffer may be replaced) -> VALID (a synchronous fill,
  * kept) or FILLING (an asynchronous copy into it is enqueued) -> VALID or
@@ -129,7 +135,8 @@ typedef struct fill {
     size_t len, grow;
     uint64_t epoch, work; /* read before the memory was found cacheable */
     bool big;             /* a mirror: a whole allocation (plain host memory) */
-    bool exact;           /* a large read's own range (page-locked, counted) */
+    bool exact;           /* a large read's own range (counted against the budget) */
+    bool plain;           /* exact, in plain host memory (above GA_CO_PINNED_MAX) */
     CUdeviceptr alloc_base; /* the allocation it lies in */
     size_t alloc_size;
 } fill_t;
@@ -139,6 +146,7 @@ typedef struct fill {
 void ga_co_settle_slot_locked(slot_t *s, bool keep);
 slot_t *ga_co_holding_locked(CUdeviceptr src, size_t n);
 slot_t *ga_co_claim_locked(bool big, size_t len, CUcontext ctx);
+slot_t *ga_co_own_buffer_locked(CUdeviceptr alloc_base, size_t len);
 bool ga_co_is_shared_locked(CUdeviceptr base);
 slot_t *ga_co_predecessor_locked(CUdeviceptr src);
 unsigned ga_co_note_miss_locked(CUdeviceptr base, uint64_t epoch, uint64_t work);

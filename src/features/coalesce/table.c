@@ -108,6 +108,22 @@ slot_t *ga_co_claim_locked(bool big, size_t len, CUcontext ctx)
     return best;
 }
 
+/* A slot free to fill whose plain buffer takes len bytes and last held a
+ * copy of the allocation at alloc_base: the copy of the round before of a
+ * column read whole round after round (its allocation rewritten between).
+ * A large read in plain memory fills into it at once, not only at the
+ * allocation's fourth read (fill.c). */
+slot_t *ga_co_own_buffer_locked(CUdeviceptr alloc_base, size_t len)
+{
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &ga_co_slots[i];
+        if (!in_flight(s) && !s->readers && free_slot_locked(s) && s->host && s->big &&
+            s->cap >= len && s->alloc_base == alloc_base && alloc_base)
+            return s;
+    }
+    return NULL;
+}
+
 /* The slot that last held memory just before src (for scan detection). */
 slot_t *ga_co_predecessor_locked(CUdeviceptr src)
 {

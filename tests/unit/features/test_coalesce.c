@@ -14,7 +14,8 @@
  * allocation get the whole allocation copied once, when the cost model says it
  * pays and the budget allows; a larger read is served from one; a write or
  * any work drops a mirror as it drops a window. A column read whole again and
- * again is copied once and served after, within the budget. */
+ * again is copied once and served after, within the budget (page-locked up to
+ * 1 MiB, plain memory to 16 MiB). */
 #include "check.h"
 #include "features/coalesce/coalesce.h"
 #include "features/coalesce/internal.h"
@@ -603,13 +604,15 @@ static bool column(CUdeviceptr d, size_t n, uint32_t *got)
  * (through the library's page-locked memory) and later reads of it are served
  * from there, every byte the device's, until a write or any work; it does so
  * only into page-locked memory already kept until the range's third read in
- * one generation; a read over an eighth of the budget goes to the driver;
- * one over 1 MiB is kept from its second read on. */
+ * one generation; a read over an eighth of the budget goes to the driver.
+ * Over 1 MiB the copy is plain memory, made at the range's fourth read in a
+ * generation and, in the next, filled at the first read into the buffer that
+ * held it; over 16 MiB a read is left to the driver. */
 static void column_reads(void)
 {
-    enum { COL = 16 * W, MID = 40 * W, BIG = (1 << 20) + 8 * W };
-    static uint32_t got[BIG / 4];
-    CUdeviceptr c = fresh(COL), big = fresh(BIG);
+    enum { COL = 16 * W, MID = 40 * W, BIG = (3 << 20) + 8 * W, HUGE = (16 << 20) + 8 * W };
+    static uint32_t got[HUGE / 4];
+    CUdeviceptr c = fresh(COL), big = fresh(BIG), huge = fresh(HUGE);
     tally_t t = tally();
     CHECK(column(c, COL, got) && since(t).copies == 1 && since(t).fills == 1);
     t = tally();
@@ -632,10 +635,23 @@ static void column_reads(void)
     t = tally();
     CHECK(column(c2, MID, got) && got[W / 4] == 7 && since(t).copies == 1 &&
           since(t).fills == 1);
-    t = tally(); /* over 1 MiB (LARGE_MAX): left to the driver, never copied */
+    rt.cfg.coalesce_budget = 1ull << 30; /* an eighth of it takes HUGE */
+    t = tally(); /* over 1 MiB: three reads go to the driver, the fourth fills */
     CHECK(column(big, BIG, got) && column(big, BIG, got) && column(big, BIG, got) &&
-          column(big, BIG, got) && since(t).copies == 4 && since(t).fills == 0 &&
-          since(t).hits == 0);
+          since(t).copies == 3 && since(t).fills == 0 && since(t).hits == 0);
+    CHECK(column(big, BIG, got) && since(t).copies == 4 && since(t).fills == 1);
+    CHECK(column(big, BIG, got) && column(big + W, BIG - 2 * W, got) && since(t).copies == 4 &&
+          since(t).hits == 2);
+    memset_word(big + 3 * W, 9); /* a new generation: its buffer takes the first read */
+    t = tally();
+    CHECK(column(big, BIG, got) && got[3 * W / 4] == 9 && since(t).copies == 1 &&
+          since(t).fills == 1);
+    CHECK(column(big, BIG, got) && got[3 * W / 4] == 9 && since(t).copies == 1 &&
+          since(t).hits == 1);
+    t = tally(); /* over 16 MiB: left to the driver, never copied */
+    for (int i = 0; i < 5; i++)
+        CHECK(column(huge, HUGE, got));
+    CHECK(since(t).copies == 5 && since(t).fills == 0 && since(t).hits == 0);
     memset_word(c, 1);
     rt.cfg.coalesce_budget = 64 * W; /* a read may take an eighth of it: 8 windows */
     t = tally();
