@@ -159,6 +159,10 @@ typedef struct ga_feature {
      * the driver. */
     void (*read_issued)(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                         CUstream s, CUresult r);
+    /* A `read` offered was answered, by a feature or the driver, with r (on
+     * the thread that offered it, before the call returns). */
+    void (*read_done)(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                      CUstream s, CUresult r);
     /* Memory another process may write or read (IPC exported or imported). */
     void (*shared)(const ga_rt_t *rt, CUdeviceptr base, bool exported);
     /* cuMemGetInfo: bytes the feature holds that the program may count as free. */

@@ -1,8 +1,9 @@
 /* copies.c - hooks for copies that may read device memory into host memory:
  * cuMemcpyDtoH (sync and async) and the unified-address cuMemcpy forms, whose
  * direction the driver decides. A read is offered to the features that serve
- * reads (coalescing); if none does, the program's copy goes to the driver and
- * they are told it did. Every copy is a flush point: what features hold back
+ * reads (coalescing, staging); if none does, the program's copy goes to the
+ * driver and they are told it did; either way, they are told it was answered
+ * (a read another feature made may be kept). Every copy is a flush point: what features hold back
  * is issued first, so a read sees every write the program made before it. */
 #include "core/hooks.h"
 #include "hooks/dispatch.h"
@@ -38,6 +39,7 @@ CUresult ga_hook_dtoh(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdeviceptr 
         }
         GA_EACH(read_issued, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, r);
     }
+    GA_EACH(read_done, rt, id, dstHost, srcDevice, ByteCount, GA_DEFSTREAM, r);
     GA_EACH(copy_done, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount, since(t0), r);
     return r;
 }
@@ -54,6 +56,7 @@ CUresult ga_hook_dtoh_async(const ga_rt_t *rt, ga_id_t id, void *dstHost, CUdevi
         ga_work_end(rt, r, hStream, ga_entries[id].per_thread, false);
         GA_EACH(read_issued, rt, id, dstHost, srcDevice, ByteCount, hStream, r);
     }
+    GA_EACH(read_done, rt, id, dstHost, srcDevice, ByteCount, hStream, r);
     GA_EACH(copy_done, rt, GA_COPY_DTOH, dstHost, srcDevice, ByteCount, since(t0), r);
     return r;
 }
@@ -72,6 +75,7 @@ CUresult ga_hook_memcpy(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CUdevice
         ga_data_end(rt, r, NULL, ga_entries[id].per_thread);
         GA_EACH(read_issued, rt, id, (void *)(uintptr_t)dst, src, ByteCount, GA_DEFSTREAM, r);
     }
+    GA_EACH(read_done, rt, id, (void *)(uintptr_t)dst, src, ByteCount, GA_DEFSTREAM, r);
     GA_EACH(copy_done, rt, GA_COPY_OTHER, NULL, dst, ByteCount, since(t0), r);
     return r;
 }
@@ -88,6 +92,7 @@ CUresult ga_hook_memcpy_async(const ga_rt_t *rt, ga_id_t id, CUdeviceptr dst, CU
         ga_data_end(rt, r, hStream, ga_entries[id].per_thread);
         GA_EACH(read_issued, rt, id, (void *)(uintptr_t)dst, src, ByteCount, hStream, r);
     }
+    GA_EACH(read_done, rt, id, (void *)(uintptr_t)dst, src, ByteCount, hStream, r);
     GA_EACH(copy_done, rt, GA_COPY_OTHER, NULL, dst, ByteCount, since(t0), r);
     return r;
 }

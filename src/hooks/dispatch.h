@@ -12,7 +12,7 @@
 
 #define GA_EVENTS(X)                                                                     \
     X(alloc) X(reclaim) X(free) X(read) X(write) X(host_alloc) X(host_free) X(pool_attr) \
-    X(stream_create) X(stream_destroy) X(stream_touched) X(alloc_async_begin) X(read_issued) X(rewrite) X(hold) X(sync) X(gate) X(call_enter) X(call_leave) X(flush)      \
+    X(stream_create) X(stream_destroy) X(stream_touched) X(alloc_async_begin) X(read_issued) X(read_done) X(rewrite) X(hold) X(sync) X(gate) X(call_enter) X(call_leave) X(flush)      \
     X(alloc_done) X(free_done) X(host_alloc_done) X(host_free_done) X(copy_begin) X(copy_done) X(shared) X(held_free) X(asked_size)         \
     X(before_launch) X(launch_begin) X(launch_done) X(synced) X(stream_created)          \
     X(stream_gone) X(ctx_gone) X(unload) X(code_loaded) X(span) X(exit) X(report) X(init)

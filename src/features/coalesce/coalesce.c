@@ -238,18 +238,59 @@ static bool src_is_device(const ga_rt_t *rt, CUdeviceptr src)
  * fourth read: stwo's decommitment copies each 4 MiB column whole for every
  * queried value (bench_decommit.cu), and each read after the first of a
  * round is then one host copy shared with the helpers (pcopy.h), not a
- * device round trip. Larger reads are left alone (to staging's threads, or
+ * device round trip. A synchronous cuMemcpyDtoH of that size is not copied
+ * by the library: staging (or the driver) makes the program's copy, and the
+ * range is taken from the program's destination once the read is answered
+ * (co_read_done), on the same thread before the call returns: staging's
+ * copy then a host copy cost less than the driver's copy to pageable memory
+ * then one. (A unified-address cuMemcpy, which staging leaves alone, is
+ * filled by the library as smaller large reads are.) Larger reads are left alone (to staging's threads, or
  * the driver: staging read 64 MiB in 2.6 ms and 256 MiB in 5.6 ms on an H200
  * host, 25-48 GB/s, about what a host copy that size, past the caches, takes);
  * so is a read over an eighth of the budget. */
 enum { LARGE_SHARE = 8 };
-static bool large_fill(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
-                       CUresult *r)
+
+/* The large read of this thread whose copy another makes, its slot claimed
+ * (set by large_fill, taken by co_read_done in the same call). */
+static GA_TLS struct {
+    bool set, before;
+    const void *dst;
+    fill_t f;
+} deferred;
+
+/* A claim no answer took (none should be left: every read hook answers):
+ * its slot freed. */
+static void drop_deferred(const ga_rt_t *rt)
+{
+    if (deferred.set) {
+        deferred.set = false;
+        ga_co_keep_from(rt, &deferred.f, NULL, false);
+    }
+}
+
+static bool large_fill(const ga_rt_t *rt, ga_id_t id, ga_id_t as, bool unified, void *dst,
+                       CUdeviceptr src, size_t n, CUresult *r)
 {
     if (n > GA_CO_PLAIN_MAX || n > ga_co_budget(rt) / LARGE_SHARE)
         return false;
     atomic_fetch_add_explicit(&ga_co_counts.misses, 1, memory_order_relaxed);
-    return ga_co_fill_and_serve(rt, id, dst, src, n, 1, r);
+    if (n <= GA_CO_PINNED_MAX || unified)
+        return ga_co_fill_and_serve(rt, as, dst, src, n, 1, r);
+    drop_deferred(rt);
+    deferred.set = ga_co_begin_keep(rt, id, src, n, &deferred.f, &deferred.before);
+    deferred.dst = dst;
+    return false; /* staging or the driver copies it; co_read_done keeps it */
+}
+
+static void co_read_done(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
+                         CUstream s, CUresult r)
+{
+    (void)id, (void)s;
+    if (!deferred.set)
+        return;
+    deferred.set = false;
+    bool ours = deferred.dst == dst && deferred.f.base == src && deferred.f.len == n;
+    ga_co_keep_from(rt, &deferred.f, ours && r == CUDA_SUCCESS ? dst : NULL, deferred.before);
 }
 
 /* The last read offered on this thread, and whether it was one to count (a
@@ -268,6 +309,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     ga_id_t as;
     read_kind_t kind = read_kind(id, &unified, &as);
     offered.candidate = false;
+    drop_deferred(rt);
     if (!servable(rt, dst, n))
         return false;
     /* Asynchronous: served only when the stream has nothing queued (the copy
@@ -297,7 +339,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     if (unified && !src_is_device(rt, src))
         return false; /* host to host or to device: not a read */
     if (n > rt->cfg.coalesce_max) /* large: served from what holds it, or the driver's */
-        return kind == R_SYNC && n > largest && large_fill(rt, as, dst, src, n, r);
+        return kind == R_SYNC && n > largest && large_fill(rt, id, as, unified, dst, src, n, r);
     offered.src = src, offered.n = n, offered.candidate = true;
     atomic_fetch_add_explicit(&ga_co_counts.misses, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&period_misses, 1, memory_order_relaxed);
@@ -439,6 +481,7 @@ const ga_feature_t ga_feature_coalesce = {
     .fork = &fork_ops,
     .read = co_read,
     .read_issued = co_read_issued,
+    .read_done = co_read_done,
     .shared = co_shared,
     .synced = ga_co_synced,
     .sync = ga_co_sync,

@@ -425,6 +425,52 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     /* (!ok: no buffer, over budget for a mirror: the program's copy goes) */
 }
 
+/* ---- a large read kept after another made it ----------------------------------- */
+
+/* A large read in plain memory whose copy staging or the driver makes: its
+ * slot claimed now (the rules of ga_co_begin_fill), and whether every stream
+ * the copy does not wait for is idle as it begins. */
+bool ga_co_begin_keep(const ga_rt_t *rt, ga_id_t id, CUdeviceptr src, size_t n, fill_t *f,
+                      bool *before)
+{
+    if (!ga_own_calls_enter())
+        return false;
+    bool ok = ga_co_begin_fill(rt, src, n, NULL, 1, f);
+    if (ok) {
+        bool pt = ga_entries[id].per_thread;
+        *before = ga_ctx_settle_for(rt, f->ctx, ga_stream_mark(rt, NULL, pt).st, !pt);
+    }
+    ga_own_calls_leave();
+    return ok;
+}
+
+/* The copy made (from: the program's destination, which holds the range as
+ * the device had it at the copy's stream position; NULL: it failed, or was
+ * not the one claimed for): the range copied into the slot's plain memory and
+ * kept under the windows' rules, else the slot freed. */
+void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before)
+{
+    slot_t *s = f->slot;
+    bool entered = from && ga_own_calls_enter();
+    bool keep = entered && before && ga_co_ensure_host(rt, s, f->len, f->ctx, true, true);
+    if (keep) {
+        ga_pcopy(s->host, from, f->len); /* the slot is claimed: no reader */
+        atomic_fetch_add_explicit(&ga_co_counts.fills, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ga_co_counts.fill_bytes, f->len, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ga_co_counts.mirrors, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ga_co_counts.mirror_bytes, f->len, memory_order_relaxed);
+        keep = ga_ctx_settle(rt, f->ctx);
+    }
+    pthread_mutex_lock(&ga_co_lock);
+    keep = keep && f->epoch == ga_epoch_read() && f->work == ga_work_seq_read() &&
+           !ga_serving_off();
+    ga_co_record_window_locked(f);
+    ga_co_settle_slot_locked(s, keep);
+    pthread_mutex_unlock(&ga_co_lock);
+    if (entered)
+        ga_own_calls_leave();
+}
+
 bool ga_co_fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                           unsigned need, CUresult *r)
 {

@@ -607,7 +607,9 @@ static bool column(CUdeviceptr d, size_t n, uint32_t *got)
  * one generation; a read over an eighth of the budget goes to the driver.
  * Over 1 MiB the copy is plain memory, made at the range's fourth read in a
  * generation and, in the next, filled at the first read into the buffer that
- * held it; over 16 MiB a read is left to the driver. */
+ * held it (taken from the program's own copy, which staging or the driver
+ * made), none while a kernel of another stream runs; over 16 MiB a read is
+ * left to the driver. */
 static void column_reads(void)
 {
     enum { COL = 16 * W, MID = 40 * W, BIG = (3 << 20) + 8 * W, HUGE = (16 << 20) + 8 * W };
@@ -640,6 +642,7 @@ static void column_reads(void)
     CHECK(column(big, BIG, got) && column(big, BIG, got) && column(big, BIG, got) &&
           since(t).copies == 3 && since(t).fills == 0 && since(t).hits == 0);
     CHECK(column(big, BIG, got) && since(t).copies == 4 && since(t).fills == 1);
+    CHECK(stub_last_copy()->dst == got); /* the program's copy, kept from its destination */
     CHECK(column(big, BIG, got) && column(big + W, BIG - 2 * W, got) && since(t).copies == 4 &&
           since(t).hits == 2);
     memset_word(big + 3 * W, 9); /* a new generation: its buffer takes the first read */
@@ -648,6 +651,25 @@ static void column_reads(void)
           since(t).fills == 1);
     CHECK(column(big, BIG, got) && got[3 * W / 4] == 9 && since(t).copies == 1 &&
           since(t).hits == 1);
+    /* A kernel of another stream runs, writes the column just after the read
+     * that would be kept copied it, and ends: nothing is kept, the next reads
+     * see what it wrote. */
+    race_flag = fresh(BIG) + 5 * W;
+    stub_kernel_t *k = stub_kernel(NULL, false);
+    stub_running[1] = 1;
+    CHECK(stub_call(&rt, GA_ID_cuLaunchKernel, k, (const unsigned[]){1, 1, 1},
+                    (const unsigned[]){32, 1, 1}, 0, s_nb, 0, NULL) == CUDA_SUCCESS);
+    CUdeviceptr big2 = race_flag - 5 * W;
+    t = tally();
+    for (int i = 0; i < 3; i++)
+        CHECK(column(big2, BIG, got));
+    uint32_t old = *stub_word(race_flag);
+    stub_after_dtoh = kernel_ends_now; /* the copy reads the old word */
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, got, big2, BIG) == CUDA_SUCCESS &&
+          got[5 * W / 4] == old && old != 1 && stub_running[1] == 0);
+    CHECK(column(big2, BIG, got) && got[5 * W / 4] == 1);
+    CHECK(since(t).copies == 5 && since(t).hits == 0);
+    ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_nb);
     t = tally(); /* over 16 MiB: left to the driver, never copied */
     for (int i = 0; i < 5; i++)
         CHECK(column(huge, HUGE, got));
