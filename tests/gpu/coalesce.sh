@@ -3,7 +3,8 @@
 # the same answers with coalescing on (with gathers and without), the polling
 # loop ends, memory shared with another process or rewritten from another
 # context is read anew, reads were served from windows and the query phase
-# gathered; every check of the program passes (each by name). Then the GPU
+# gathered, a 4 MiB column read again and again was kept from staging's copies;
+# every check of the program passes (each by name). Then the GPU
 # test programs and the prover, unchanged (and the CPU reference's digest).
 . "${GA_SRC:-.}/tests/gpu/common.sh"
 require_gpu coalesce
@@ -40,6 +41,14 @@ compare_runs "$T"
 expect_ok $checks
 echo "$SHIM_ERR" | grep -q ' gathers=0 ' || fail "gathers made while switched off"
 echo "$SHIM_ERR" | grep -q 'mirrors=[1-9]' || fail "no whole-column read was kept"
+# With staging, a 1-16 MiB read is kept from staging's copy of it: the 4 MiB
+# column, kept anew after each of its six writers (24 MiB), must have been.
+SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_STAGING=1"
+compare_runs "$T"
+# shellcheck disable=SC2086
+expect_ok $checks
+kept=$(echo "$SHIM_ERR" | sed -n 's/^gpuaccel: coalesce: .* mirror_bytes=\([0-9]*\) .*/\1/p')
+[ "${kept:-0}" -ge 25165824 ] || fail "the 4 MiB column was not kept (mirror_bytes=${kept:-none})"
 compare_runs "$GA_BUILD/tests/gpu/cudart_static"
 expect_ok result
 compare_runs --reference "$reference" "$PROVER" --log-n 12 --proofs 2

@@ -12,7 +12,8 @@
 //             between rounds; every value checked against what was written
 //   columns   whole columns (256 KiB, 4 MiB) read again and again, changed
 //             between reads by a kernel, a memset, host-to-device and
-//             device-to-device copies and another thread's kernel
+//             device-to-device copies and another thread's kernel (the 4 MiB
+//             one read often enough to be kept, each writer in turn)
 //   ipc       memory shared with another process (itself, run again): the
 //             importer reads it, the exporter rewrites it, the importer sees
 //             it; the importer rewrites it, the exporter sees it, neither
@@ -272,6 +273,55 @@ static void *other_writer(void *arg)
     return NULL;
 }
 
+// The 4 MiB column read whole often enough to be kept (plain host memory:
+// from its fourth read, then at the first read after each change), changed
+// by each writer in turn between pairs of reads; every word checked against
+// what was last written (ref).
+static int check_wide(const unsigned *d, unsigned n, unsigned *host, const unsigned *ref)
+{
+    CK(cudaMemcpy(host, d, (size_t)n * 4, cudaMemcpyDeviceToHost));
+    return !memcmp(host, ref, (size_t)n * 4);
+}
+
+static int wide_column(unsigned *wide, unsigned big, const unsigned *other, unsigned *host)
+{
+    unsigned *ref = (unsigned *)malloc((size_t)big * 4), w = 4243;
+    for (unsigned i = 0; i < big; i++)
+        ref[i] = expect(i, 79);
+    pattern<<<big / 256, 256>>>(wide, big, 79);
+    CK(cudaDeviceSynchronize());
+    int ok = 1;
+    for (unsigned r = 0; r < 6; r++)
+        ok &= check_wide(wide, big, host, ref);
+    for (unsigned step = 0; step < 5; step++) {
+        if (step == 0) { // a kernel
+            pattern<<<big / 256, 256>>>(wide, big, 80);
+            for (unsigned i = 0; i < big; i++)
+                ref[i] = expect(i, 80);
+        } else if (step == 1) { // a memset
+            CK(cudaMemset(wide + 11, 0xff, 4));
+            ref[11] = 0xffffffffu;
+        } else if (step == 2) { // a host-to-device copy
+            CK(cudaMemcpy(wide + big - 1, &w, 4, cudaMemcpyHostToDevice));
+            ref[big - 1] = w;
+        } else if (step == 3) { // a device-to-device copy (another column's 64 Ki words)
+            CK(cudaMemcpy(wide + 4096, other, (1 << 16) * 4, cudaMemcpyDeviceToDevice));
+            for (unsigned i = 0; i < 1 << 16; i++)
+                ref[4096 + i] = expect(i, 9);
+        } else { // another thread's kernel on its own stream
+            pthread_t t;
+            pthread_create(&t, NULL, other_writer, wide);
+            pthread_join(t, NULL);
+            for (unsigned i = 0; i < 1 << 16; i++)
+                ref[i] = expect(i, 555);
+        }
+        for (unsigned r = 0; r < 3; r++)
+            ok &= check_wide(wide, big, host, ref);
+    }
+    free(ref);
+    return ok;
+}
+
 static void columns()
 {
     const unsigned n = 1 << 16, big = 1 << 20, ncols = 4;
@@ -309,6 +359,7 @@ static void columns()
     pthread_create(&t, NULL, other_writer, col[3]);
     pthread_join(t, NULL);
     ok &= check_column(col[3], n, host, 555);
+    ok &= wide_column(wide, big, col[1], host);
     printf("columns ok=%d\n", verdict(ok));
     for (unsigned c = 0; c < ncols; c++)
         CK(cudaFree(col[c]));
