@@ -178,18 +178,17 @@ static inline const stub_copy_t *stub_last_copy(void)
 }
 
 /* Run once after the next synchronous device-to-host copy has read the
- * device (a kernel of another stream that ends just then), if set. */
-static void (*stub_after_dtoh)(void);
+ * device (a kernel of another stream that ends just then, another thread's
+ * write), if set; what it returns is the copy's result. */
+static CUresult (*stub_after_dtoh)(void);
 
 static CUresult stub_dtoh(void *dst, CUdeviceptr src, size_t n)
 {
     stub_log_copy(dst, src, n, GA_NOSTREAM);
     memcpy(dst, (const void *)(uintptr_t)src, n);
-    void (*after)(void) = stub_after_dtoh;
+    CUresult (*after)(void) = stub_after_dtoh;
     stub_after_dtoh = NULL;
-    if (after)
-        after();
-    return CUDA_SUCCESS;
+    return after ? after() : CUDA_SUCCESS;
 }
 
 static CUresult stub_dtoh_async(void *dst, CUdeviceptr src, size_t n, CUstream s)

@@ -133,7 +133,7 @@ static bool serve_large(void *dst, CUdeviceptr src, size_t n)
     pthread_mutex_lock(&ga_co_lock);
     slot_t *hit = ga_co_holding_locked(src, n);
     if (hit)
-        hit->readers++, from = (const char *)hit->host + (src - hit->base);
+        hit->readers++, hit->served = true, from = (const char *)hit->host + (src - hit->base);
     pthread_mutex_unlock(&ga_co_lock);
     if (!hit)
         return false;
@@ -268,13 +268,26 @@ static void drop_deferred(const ga_rt_t *rt)
     }
 }
 
+/* Plain pageable memory, as staging takes it (its first and last byte): the
+ * only destination the copy is taken back from. Page-locked memory is left to
+ * the driver by staging, write-combined memory is slow to read, and memory
+ * registered as I/O memory is another device's. */
+static bool pageable_dst(const ga_rt_t *rt, const void *dst, size_t n)
+{
+    unsigned type;
+    bool managed;
+    uintptr_t a = (uintptr_t)dst;
+    return ga_pointer_kind(rt, a, &type, &managed) && type == 0 && !managed &&
+           ga_pointer_kind(rt, a + n - 1, &type, &managed) && type == 0 && !managed;
+}
+
 static bool large_fill(const ga_rt_t *rt, ga_id_t id, ga_id_t as, bool unified, void *dst,
                        CUdeviceptr src, size_t n, CUresult *r)
 {
     if (n > GA_CO_PLAIN_MAX || n > ga_co_budget(rt) / LARGE_SHARE)
         return false;
     atomic_fetch_add_explicit(&ga_co_counts.misses, 1, memory_order_relaxed);
-    if (n <= GA_CO_PINNED_MAX || unified)
+    if (n <= GA_CO_PINNED_MAX || unified || !pageable_dst(rt, dst, n))
         return ga_co_fill_and_serve(rt, as, dst, src, n, 1, r);
     drop_deferred(rt);
     deferred.set = ga_co_begin_keep(rt, id, src, n, &deferred.f, &deferred.before);
@@ -380,19 +393,24 @@ static void co_ctx_gone(const ga_rt_t *rt, CUcontext ctx)
      * claimed slot is left to its filler, whose buffer is of the filler's
      * current context (ga_co_begin_fill detached any other): if that is the one
      * destroyed, the program destroyed a context another thread was using. */
-    buffer_t big[N_SLOTS];
-    unsigned n_big = 0;
-    for (int i = 0; i < N_SLOTS; i++)
-        if (ga_co_slots[i].state != S_CLAIMED && ga_co_slots[i].ctx == ctx) {
-            if (ga_co_slots[i].big) /* plain host memory: ours to free */
-                big[n_big++] = ga_co_detach_buffer(&ga_co_slots[i]);
-            memset(&ga_co_slots[i], 0, sizeof ga_co_slots[i]);
+    buffer_t gone[N_SLOTS];
+    unsigned n_gone = 0;
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &ga_co_slots[i];
+        if (s->state == S_CLAIMED || s->ctx != ctx)
+            continue;
+        if (s->readers && s->big) { /* a reader copies out of its plain memory, */
+            s->state = S_EMPTY, s->ctx = NULL; /* which no context owns: freed later */
+            continue;
         }
+        gone[n_gone++] = ga_co_detach_buffer(s);
+        memset(s, 0, sizeof *s);
+    }
     ga_co_query_ctx_gone_locked(); /* its allocations are gone: the pattern's are asked again */
     pthread_mutex_unlock(&ga_co_lock);
     ga_gather_ctx_gone(ctx);
-    for (unsigned i = 0; i < n_big; i++)
-        ga_co_free_buffer(rt, big[i]);
+    for (unsigned i = 0; i < n_gone; i++)
+        ga_co_forget_buffer(rt, gone[i]);
 }
 
 static void co_stream_gone(const ga_rt_t *rt, CUstream h, bool kept)

@@ -128,6 +128,23 @@ void ga_co_free_buffer(const ga_rt_t *rt, buffer_t b)
     }
 }
 
+/* A buffer of a destroyed context: plain memory freed; page-locked memory,
+ * which went with the context, only taken off the bytes held (left counted,
+ * it would shrink the budget for good). */
+void ga_co_forget_buffer(const ga_rt_t *rt, buffer_t b)
+{
+    if (b.big)
+        ga_co_free_buffer(rt, b);
+    else if (b.host && b.counted)
+        atomic_fetch_sub(&held_bytes, b.cap);
+}
+
+/* The bytes mirrors and large reads' copies hold now (tests). */
+uint64_t ga_co_held_bytes(void)
+{
+    return atomic_load(&held_bytes);
+}
+
 buffer_t ga_co_detach_buffer(slot_t *s)
 {
     buffer_t b = {s->host, s->cap, s->big, s->counted};
@@ -204,14 +221,19 @@ static void measured(size_t len, uint64_t ns, size_t unit)
  * pages are on in madvise mode (Debian's and Ubuntu's default): the first copy
  * into 4 MiB then faults twice, not 1,024 times (about 2.3 us a 4 KiB page on
  * an H200 host, profile's measure). free() takes either. */
-static void *plain_alloc(size_t len)
+static size_t plain_cap(size_t len)
+{
+    return len < HUGE_PAGE ? len : (len + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
+static void *plain_alloc(size_t cap)
 {
     void *p = NULL;
-    if (len < HUGE_PAGE)
-        return malloc(len);
-    if (posix_memalign(&p, HUGE_PAGE, len) != 0)
+    if (cap < HUGE_PAGE)
+        return malloc(cap);
+    if (posix_memalign(&p, HUGE_PAGE, cap) != 0)
         return NULL;
-    (void)madvise(p, len - len % HUGE_PAGE, MADV_HUGEPAGE); /* advice: refused is fine */
+    (void)madvise(p, cap, MADV_HUGEPAGE); /* advice: refused is fine */
     return p;
 }
 
@@ -220,15 +242,16 @@ static bool ensure_big(const ga_rt_t *rt, slot_t *s, size_t len)
     if (s->host && s->big && s->cap >= len)
         return true;
     ga_co_free_buffer(rt, ga_co_detach_buffer(s));
-    if (atomic_fetch_add(&held_bytes, len) + len > ga_co_budget(rt)) {
-        atomic_fetch_sub(&held_bytes, len);
+    size_t cap = plain_cap(len);
+    if (atomic_fetch_add(&held_bytes, cap) + cap > ga_co_budget(rt)) {
+        atomic_fetch_sub(&held_bytes, cap);
         return false;
     }
-    if (!(s->host = plain_alloc(len))) {
-        atomic_fetch_sub(&held_bytes, len);
+    if (!(s->host = plain_alloc(cap))) {
+        atomic_fetch_sub(&held_bytes, cap);
         return false;
     }
-    s->cap = len, s->big = true;
+    s->cap = cap, s->big = true;
     return true;
 }
 
@@ -451,8 +474,11 @@ bool ga_co_begin_keep(const ga_rt_t *rt, ga_id_t id, CUdeviceptr src, size_t n, 
 void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before)
 {
     slot_t *s = f->slot;
-    bool entered = from && ga_own_calls_enter();
-    bool keep = entered && before && ga_co_ensure_host(rt, s, f->len, f->ctx, true, true);
+    bool keep = from && before && ga_own_calls_enter(); /* the buffer's old one may be pinned */
+    if (keep) {
+        keep = ga_co_ensure_host(rt, s, f->len, f->ctx, true, true);
+        ga_own_calls_leave();
+    }
     if (keep) {
         ga_pcopy(s->host, from, f->len); /* the slot is claimed: no reader */
         atomic_fetch_add_explicit(&ga_co_counts.fills, 1, memory_order_relaxed);
@@ -467,8 +493,6 @@ void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before
     ga_co_record_window_locked(f);
     ga_co_settle_slot_locked(s, keep);
     pthread_mutex_unlock(&ga_co_lock);
-    if (entered)
-        ga_own_calls_leave();
 }
 
 bool ga_co_fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,

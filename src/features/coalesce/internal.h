@@ -55,6 +55,7 @@ typedef struct slot {
     size_t grow;
     bool big;             /* host is malloc'd (a mirror), counted in held_bytes */
     bool counted;         /* host is page-locked and counted in held_bytes (a large read's) */
+    bool served;          /* a large read was served from what it holds since its fill */
     unsigned readers;     /* threads copying out of host unlocked: not to be claimed */
     CUdeviceptr alloc_base; /* the allocation the window lies in (for the learner) */
     size_t alloc_size;
@@ -160,6 +161,8 @@ void ga_co_table_fork_child(void);
 
 bool ga_co_cacheable(const ga_rt_t *rt, CUdeviceptr src, range_t *out);
 void ga_co_free_buffer(const ga_rt_t *rt, buffer_t b);
+void ga_co_forget_buffer(const ga_rt_t *rt, buffer_t b);
+uint64_t ga_co_held_bytes(void);
 buffer_t ga_co_detach_buffer(slot_t *s);
 uint64_t ga_co_budget(const ga_rt_t *rt);
 bool ga_co_ensure_host(const ga_rt_t *rt, slot_t *s, size_t len, CUcontext ctx, bool big,

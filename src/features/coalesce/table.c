@@ -109,16 +109,17 @@ slot_t *ga_co_claim_locked(bool big, size_t len, CUcontext ctx)
 }
 
 /* A slot free to fill whose plain buffer takes len bytes and last held a
- * copy of the allocation at alloc_base: the copy of the round before of a
- * column read whole round after round (its allocation rewritten between).
- * A large read in plain memory fills into it at once, not only at the
- * allocation's fourth read (fill.c). */
+ * copy of the allocation at alloc_base that a read was served from: the copy
+ * of the round before of a column read whole round after round (its
+ * allocation rewritten between). A large read in plain memory fills into it
+ * at once, not only at the allocation's fourth read (fill.c); a copy never
+ * read again (a buffer read once a generation since) is not made again so. */
 slot_t *ga_co_own_buffer_locked(CUdeviceptr alloc_base, size_t len)
 {
     for (int i = 0; i < N_SLOTS; i++) {
         slot_t *s = &ga_co_slots[i];
         if (!in_flight(s) && !s->readers && free_slot_locked(s) && s->host && s->big &&
-            s->cap >= len && s->alloc_base == alloc_base && alloc_base)
+            s->served && s->cap >= len && s->alloc_base == alloc_base && alloc_base)
             return s;
     }
     return NULL;
@@ -191,6 +192,7 @@ void ga_co_record_window_locked(const fill_t *f)
     slot_t *s = f->slot;
     s->base = f->base, s->len = f->len, s->epoch = f->epoch, s->work = f->work;
     s->used = ++clock_tick, s->grow = f->grow, s->next_expected = f->base + f->len;
+    s->served = false;
     s->alloc_base = f->alloc_base, s->alloc_size = f->alloc_size;
 }
 

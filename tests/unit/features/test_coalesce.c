@@ -264,10 +264,24 @@ static void busy_stream_never_served(void)
  * and must not be kept, or every later read would be served the old value (a
  * polling loop would never see the flag flip). */
 static CUdeviceptr race_flag;
-static void kernel_ends_now(void)
+static CUresult kernel_ends_now(void)
 {
     *stub_word(race_flag) = 1;
     stub_running[1] = 0;
+    return CUDA_SUCCESS;
+}
+
+/* Another thread's cuMemsetD32 of race_flag, made as a copy returns. */
+static CUresult written_meanwhile(void)
+{
+    memset_word(race_flag, 2);
+    return CUDA_SUCCESS;
+}
+
+/* The copy fails (its bytes may be anything). */
+static CUresult copy_fails(void)
+{
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
 }
 
 static void kernel_ending_during_fill(void)
@@ -279,6 +293,8 @@ static void kernel_ending_during_fill(void)
     stub_running[1] = 1;
     CHECK(stub_call(&rt, GA_ID_cuLaunchKernel, k, (const unsigned[]){1, 1, 1},
                     (const unsigned[]){32, 1, 1}, 0, s_nb, 0, NULL) == CUDA_SUCCESS);
+    tally_t t = tally(); /* an asynchronous read meanwhile: no fill behind it */
+    CHECK(rd_async(race_flag, s_async) == 0 && since(t).fills == 0);
     stub_after_dtoh = kernel_ends_now;
     CHECK(rd(race_flag) == 0 && stub_running[1] == 0); /* read before the write */
     CHECK(rd(race_flag) == 1 && rd(race_flag) == 1);
@@ -670,6 +686,36 @@ static void column_reads(void)
     CHECK(column(big2, BIG, got) && got[5 * W / 4] == 1);
     CHECK(since(t).copies == 5 && since(t).hits == 0);
     ga_hook_stream_sync(&rt, GA_ID_cuStreamSynchronize, s_nb);
+    /* The copy to be kept fails: the driver's error returned as it is, nothing
+     * kept (the next read is the one kept); then, in the next generation, a
+     * write as the copy to be kept returns: the next read sees it. */
+    CUdeviceptr big3 = fresh(BIG);
+    race_flag = big3 + 7 * W;
+    t = tally();
+    for (int i = 0; i < 3; i++)
+        CHECK(column(big3, BIG, got));
+    stub_after_dtoh = copy_fails;
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, got, big3, BIG) == CUDA_ERROR_ILLEGAL_ADDRESS);
+    CHECK(since(t).fills == 0 && since(t).hits == 0);
+    CHECK(column(big3, BIG, got) && since(t).fills == 1 && since(t).hits == 0);
+    CHECK(column(big3, BIG, got) && since(t).hits == 1);
+    memset_word(big3, 3);
+    stub_after_dtoh = written_meanwhile;
+    CHECK(ga_hook_dtoh(&rt, GA_ID_cuMemcpyDtoH_v2, got, big3, BIG) == CUDA_SUCCESS &&
+          got[0] == 3 && got[7 * W / 4] != 2 && since(t).fills == 2);
+    CHECK(column(big3, BIG, got) && got[7 * W / 4] == 2 && since(t).hits == 1);
+    /* Read whole four times in one generation, then once in each of the next
+     * (a write between): its copy, never read again, is not made again at the
+     * first read of each. */
+    CUdeviceptr big4 = fresh(BIG);
+    for (int i = 0; i < 4; i++)
+        CHECK(column(big4, BIG, got));
+    t = tally();
+    for (int i = 0; i < 3; i++) {
+        memset_word(big4 + W, (uint32_t)i);
+        CHECK(column(big4, BIG, got) && got[W / 4] == (uint32_t)i);
+    }
+    CHECK(since(t).fills == 0 && since(t).copies == 3);
     t = tally(); /* over 16 MiB: left to the driver, never copied */
     for (int i = 0; i < 5; i++)
         CHECK(column(huge, HUGE, got));
@@ -680,6 +726,47 @@ static void column_reads(void)
     CHECK(column(c, COL, got) && column(c, COL, got) && since(t).copies == 2 &&
           since(t).fills == 0);
     rt.cfg.coalesce_budget = 0;
+}
+
+/* A context destroyed while a thread copies out of a kept 4 MiB copy: that
+ * plain memory stays (emptied, not freed under the reader); a page-locked
+ * copy, gone with the context, is taken off the bytes held. */
+static void context_gone(void)
+{
+    enum { COL = 48 * W, BIG = 4 << 20 }; /* COL: larger than any page-locked buffer so far */
+    static uint32_t got[BIG / 4];
+    CUdeviceptr c = fresh(COL), big = fresh(BIG);
+    for (int i = 0; i < 4; i++)
+        CHECK(column(c, COL, got) && column(big, BIG, got));
+    slot_t *plain = NULL, *pinned = NULL;
+    pthread_mutex_lock(&ga_co_lock);
+    for (int i = 0; i < N_SLOTS; i++) {
+        slot_t *s = &ga_co_slots[i];
+        if (s->state == S_VALID && s->base == big && s->big)
+            plain = s;
+        if (s->state == S_VALID && s->base == c && s->counted)
+            pinned = s;
+    }
+    CHECK(plain && pinned);
+    if (!plain || !pinned) {
+        pthread_mutex_unlock(&ga_co_lock);
+        return;
+    }
+    void *host = plain->host;
+    plain->readers = 1; /* a reader copying out of it */
+    uint64_t left = plain->cap; /* what stays counted: every other copy of the context goes */
+    for (int i = 0; i < N_SLOTS; i++)
+        if (ga_co_slots[i].ctx != stub_current && (ga_co_slots[i].big || ga_co_slots[i].counted))
+            left += ga_co_slots[i].cap;
+    CHECK(pinned->counted && ga_co_held_bytes() > left);
+    pthread_mutex_unlock(&ga_co_lock);
+    GA_EACH(ctx_gone, &rt, stub_current);
+    CHECK(plain->host == host && plain->state == S_EMPTY && !pinned->host);
+    CHECK(ga_co_held_bytes() == left);
+    ((volatile uint32_t *)host)[BIG / 4 - 1] = 1; /* still ours to touch */
+    pthread_mutex_lock(&ga_co_lock);
+    plain->readers = 0;
+    pthread_mutex_unlock(&ga_co_lock);
 }
 
 /* The budget when none is set: a quarter of the host memory available (as
@@ -746,6 +833,7 @@ int main(void)
     mirror_only_when_it_pays();
     large_reads();
     column_reads();
+    context_gone();
     default_budget();
     return check_done("test_coalesce");
 }
