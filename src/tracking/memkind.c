@@ -46,6 +46,21 @@ static bool host_byte(const ga_rt_t *rt, uintptr_t a)
     return !managed && (type == 0 || type == CU_MEMORYTYPE_HOST);
 }
 
+/* Memory the driver does not know: cuPointerGetAttributes answers type 0 (and
+ * success) for it, unlike cuPointerGetAttribute. */
+static bool pageable_byte(const ga_rt_t *rt, uintptr_t a)
+{
+    unsigned type;
+    bool managed;
+    return ga_pointer_kind(rt, a, &type, &managed) && type == 0 && !managed;
+}
+
+bool ga_pageable_ends(const ga_rt_t *rt, const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p, last = a + n - 1;
+    return p && n && last >= a && pageable_byte(rt, a) && pageable_byte(rt, last);
+}
+
 bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n)
 {
     uintptr_t a = (uintptr_t)p, last = a + n - 1;

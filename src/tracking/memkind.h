@@ -26,4 +26,9 @@ bool ga_host_memory(const ga_rt_t *rt, const void *p, size_t n);
  * False when it cannot say. Never cached. */
 bool ga_pointer_kind(const ga_rt_t *rt, uintptr_t a, unsigned *type, bool *managed);
 
+/* True if the first and the last byte of [p, p+n) are plain pageable host
+ * memory (the driver knows neither: not page-locked, registered, mapped,
+ * managed or device memory). False for NULL and n == 0. Never cached. */
+bool ga_pageable_ends(const ga_rt_t *rt, const void *p, size_t n);
+
 #endif

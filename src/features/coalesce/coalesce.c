@@ -258,8 +258,8 @@ static GA_TLS struct {
     fill_t f;
 } deferred;
 
-/* A claim no answer took (none should be left: every read hook answers):
- * its slot freed. */
+/* A claim no answer took (none should be left: every read hook answers),
+ * freed before the thread's next large read claims. */
 static void drop_deferred(const ga_rt_t *rt)
 {
     if (deferred.set) {
@@ -268,26 +268,16 @@ static void drop_deferred(const ga_rt_t *rt)
     }
 }
 
-/* Plain pageable memory, as staging takes it (its first and last byte): the
- * only destination the copy is taken back from. Page-locked memory is left to
- * the driver by staging, write-combined memory is slow to read, and memory
- * registered as I/O memory is another device's. */
-static bool pageable_dst(const ga_rt_t *rt, const void *dst, size_t n)
-{
-    unsigned type;
-    bool managed;
-    uintptr_t a = (uintptr_t)dst;
-    return ga_pointer_kind(rt, a, &type, &managed) && type == 0 && !managed &&
-           ga_pointer_kind(rt, a + n - 1, &type, &managed) && type == 0 && !managed;
-}
-
 static bool large_fill(const ga_rt_t *rt, ga_id_t id, ga_id_t as, bool unified, void *dst,
                        CUdeviceptr src, size_t n, CUresult *r)
 {
     if (n > GA_CO_PLAIN_MAX || n > ga_co_budget(rt) / LARGE_SHARE)
         return false;
     atomic_fetch_add_explicit(&ga_co_counts.misses, 1, memory_order_relaxed);
-    if (n <= GA_CO_PINNED_MAX || unified || !pageable_dst(rt, dst, n))
+    /* Taken back only from pageable memory (staging's): page-locked memory
+     * gets the driver's copy anyway, write-combined memory is slow to read,
+     * and memory registered as I/O memory is another device's. */
+    if (n <= GA_CO_PINNED_MAX || unified || !ga_pageable_ends(rt, dst, n))
         return ga_co_fill_and_serve(rt, as, dst, src, n, 1, r);
     drop_deferred(rt);
     deferred.set = ga_co_begin_keep(rt, id, src, n, &deferred.f, &deferred.before);
@@ -322,7 +312,6 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     ga_id_t as;
     read_kind_t kind = read_kind(id, &unified, &as);
     offered.candidate = false;
-    drop_deferred(rt);
     if (!servable(rt, dst, n))
         return false;
     /* Asynchronous: served only when the stream has nothing queued (the copy

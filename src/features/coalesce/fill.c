@@ -396,6 +396,32 @@ bool ga_co_begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_str
 
 /* ---- the synchronous read ------------------------------------------------------ */
 
+/* Before a synchronous copy of entry point id (on its default stream): is
+ * every stream the copy does not wait for idle? A kernel there may write
+ * what the copy reads, so its bytes are kept only if so (and all idle after). */
+bool ga_co_idle_before_sync(const ga_rt_t *rt, CUcontext ctx, ga_id_t id)
+{
+    bool pt = ga_entries[id].per_thread;
+    return ga_ctx_settle_for(rt, ctx, ga_stream_mark(rt, NULL, pt).st, !pt);
+}
+
+/* A fill's bytes copied: counted for the report. */
+static void count_fill(const fill_t *f)
+{
+    atomic_fetch_add_explicit(&ga_co_counts.fills, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ga_co_counts.fill_bytes, f->len, memory_order_relaxed);
+    if (f->big || f->exact) {
+        atomic_fetch_add_explicit(&ga_co_counts.mirrors, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ga_co_counts.mirror_bytes, f->len, memory_order_relaxed);
+    }
+}
+
+/* Nothing issued since the fill began that could change its bytes. */
+static bool unchanged_locked(const fill_t *f)
+{
+    return f->epoch == ga_epoch_read() && f->work == ga_work_seq_read() && !ga_serving_off();
+}
+
 /* Replace the program's read by a window fill at the same stream position.
  * Returns false (nothing done) if the read is not a candidate; otherwise the
  * driver's result in *r, with dst filled on success. */
@@ -407,11 +433,8 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
         return false;
     slot_t *s = f.slot;
     bool ok = ga_co_ensure_host(rt, s, f.len, f.ctx, f.big || f.plain, f.exact);
-    bool pt = ga_entries[id].per_thread;
-    ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
-    /* Kept only if no stream the copy does not wait for was running as it
-     * began (a kernel there may write what it reads) and all are idle after. */
-    bool before = ok && ga_ctx_settle_for(rt, f.ctx, m.st, !pt);
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    bool before = ok && ga_co_idle_before_sync(rt, f.ctx, id);
     __typeof__(&cuMemcpyDtoH_v2) copy = GA_REAL(rt, id, cuMemcpyDtoH_v2);
     uint64_t t0 = ga_now_ns();
     *r = ok ? copy(s->host, f.base, f.len) : CUDA_ERROR_OUT_OF_MEMORY;
@@ -419,17 +442,11 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
         measured(f.len, ga_now_ns() - t0, window_unit(rt));
         ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
         ga_pcopy(dst, (const char *)s->host + (src - f.base), n); /* the slot is claimed */
-        atomic_fetch_add_explicit(&ga_co_counts.fills, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ga_co_counts.fill_bytes, f.len, memory_order_relaxed);
-        if (f.big || f.exact) {
-            atomic_fetch_add_explicit(&ga_co_counts.mirrors, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ga_co_counts.mirror_bytes, f.len, memory_order_relaxed);
-        }
+        count_fill(&f);
     }
     bool keep = *r == CUDA_SUCCESS && before && ga_ctx_settle(rt, f.ctx);
     pthread_mutex_lock(&ga_co_lock);
-    keep = keep && f.epoch == ga_epoch_read() && f.work == ga_work_seq_read() &&
-           !ga_serving_off();
+    keep = keep && unchanged_locked(&f);
     ga_co_record_window_locked(&f);
     ga_co_settle_slot_locked(s, keep);
     if (keep && f.big) /* the windows it covers hold nothing more: free their slots */
@@ -459,10 +476,8 @@ bool ga_co_begin_keep(const ga_rt_t *rt, ga_id_t id, CUdeviceptr src, size_t n, 
     if (!ga_own_calls_enter())
         return false;
     bool ok = ga_co_begin_fill(rt, src, n, NULL, 1, f);
-    if (ok) {
-        bool pt = ga_entries[id].per_thread;
-        *before = ga_ctx_settle_for(rt, f->ctx, ga_stream_mark(rt, NULL, pt).st, !pt);
-    }
+    if (ok)
+        *before = ga_co_idle_before_sync(rt, f->ctx, id);
     ga_own_calls_leave();
     return ok;
 }
@@ -481,15 +496,11 @@ void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before
     }
     if (keep) {
         ga_pcopy(s->host, from, f->len); /* the slot is claimed: no reader */
-        atomic_fetch_add_explicit(&ga_co_counts.fills, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ga_co_counts.fill_bytes, f->len, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ga_co_counts.mirrors, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&ga_co_counts.mirror_bytes, f->len, memory_order_relaxed);
+        count_fill(f);
         keep = ga_ctx_settle(rt, f->ctx);
     }
     pthread_mutex_lock(&ga_co_lock);
-    keep = keep && f->epoch == ga_epoch_read() && f->work == ga_work_seq_read() &&
-           !ga_serving_off();
+    keep = keep && unchanged_locked(f);
     ga_co_record_window_locked(f);
     ga_co_settle_slot_locked(s, keep);
     pthread_mutex_unlock(&ga_co_lock);

@@ -171,6 +171,7 @@ bool ga_co_begin_fill(const ga_rt_t *rt, CUdeviceptr src, size_t n, const ga_str
                       unsigned need, fill_t *f);
 bool ga_co_fill_and_serve(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, size_t n,
                           unsigned need, CUresult *r);
+bool ga_co_idle_before_sync(const ga_rt_t *rt, CUcontext ctx, ga_id_t id);
 bool ga_co_begin_keep(const ga_rt_t *rt, ga_id_t id, CUdeviceptr src, size_t n, fill_t *f,
                       bool *before);
 void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before);

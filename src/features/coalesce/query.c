@@ -256,9 +256,8 @@ static bool gather_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr
     unsigned char *out = area.out;
     for (unsigned k = 0; k < np; k++)
         req[k].src = pred[k].base + pred[k].off, req[k].n = pred[k].n;
-    bool pt = ga_entries[id].per_thread;
-    ga_stream_mark_t m = ga_stream_mark(rt, NULL, pt);
-    bool before = ga_ctx_settle_for(rt, ctx, m.st, !pt); /* as a window fill's (fill.c) */
+    ga_stream_mark_t m = ga_stream_mark(rt, NULL, ga_entries[id].per_thread);
+    bool before = ga_co_idle_before_sync(rt, ctx, id); /* as a window fill's */
     CUresult res = ga_gather_run(rt, id, ctx, req, np, out);
     if (res == CUDA_ERROR_NOT_SUPPORTED)
         atomic_store(&gathers_off, true);

@@ -263,20 +263,11 @@ static bool device_range_ok(const ga_rt_t *rt, CUdeviceptr d, size_t n)
     return n <= size && d - base <= size - n;
 }
 
-/* Memory the driver does not know: cuPointerGetAttributes answers type 0 (and
- * success) for it, unlike cuPointerGetAttribute. */
-static bool pageable_byte(const ga_rt_t *rt, uintptr_t a)
-{
-    unsigned type;
-    bool managed;
-    return ga_pointer_kind(rt, a, &type, &managed) && type == 0 && !managed;
-}
-
 /* [p, p+n) pageable host memory, every page of it mapped. */
 static bool pageable(const ga_rt_t *rt, const void *p, size_t n)
 {
     uintptr_t a = (uintptr_t)p, last = a + n - 1;
-    if (!p || last < a || !pageable_byte(rt, a) || !pageable_byte(rt, last))
+    if (!ga_pageable_ends(rt, p, n))
         return false;
     /* msync with MS_ASYNC does nothing to anonymous or private memory and
      * fails with ENOMEM when a page of the range is not mapped. */
