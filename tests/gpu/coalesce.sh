@@ -47,7 +47,9 @@ SHIM_ENV="GPUACCEL_COALESCE=1 GPUACCEL_STAGING=1"
 compare_runs "$T"
 # shellcheck disable=SC2086
 expect_ok $checks
-kept=$(echo "$SHIM_ERR" | sed -n 's/^gpuaccel: coalesce: .* mirror_bytes=\([0-9]*\) .*/\1/p')
+# (the ipc check's child process reports too: the largest figure is the parent's)
+kept=$(echo "$SHIM_ERR" | sed -n 's/^gpuaccel: coalesce: .* mirror_bytes=\([0-9]*\) .*/\1/p' |
+	sort -n | tail -n 1)
 [ "${kept:-0}" -ge 25165824 ] || fail "the 4 MiB column was not kept (mirror_bytes=${kept:-none})"
 compare_runs "$GA_BUILD/tests/gpu/cudart_static"
 expect_ok result
