@@ -72,7 +72,7 @@ int main(int argc, char **argv)
                 case 3: memcpy(user, heap[k], bytes); break;
                 case 4: spin_copy(user, heap[k], bytes, 2); break;
                 case 5: spin_copy(user, heap[k], bytes, 4); break;
-                case 6: ga_pcopy(user, heap[k], bytes); break;
+                case 6: ga_pcopy(user, heap[k], bytes, 0); break;
                 }
             }
             double t1 = now_us();

@@ -169,6 +169,9 @@ out_of_range() { # VAR=VALUE RANGE DEFAULT
 @test "GPUACCEL_COALESCE_WINDOW=0: a window holds at least a byte" {
     out_of_range GPUACCEL_COALESCE_WINDOW=0 "1 or more" 64K
 }
+@test "GPUACCEL_COALESCE_THREADS=9: a large read is copied by 8 threads at most" {
+    out_of_range GPUACCEL_COALESCE_THREADS=9 "0 to 8" 0
+}
 @test "GPUACCEL_STAGING_THREADS=1000: 64 copy threads at most" {
     out_of_range GPUACCEL_STAGING_THREADS=1000 "0 to 64" 0
 }

@@ -125,7 +125,7 @@ static bool serve_locked(void *dst, CUdeviceptr src, size_t n, const slot_t **fr
 /* Serve a read larger than a window from a valid slot that holds it (a large
  * read's own fill, a mirror), copying outside the lock: the slot has a reader
  * meanwhile, and no filler claims it. */
-static bool serve_large(void *dst, CUdeviceptr src, size_t n)
+static bool serve_large(const ga_rt_t *rt, void *dst, CUdeviceptr src, size_t n)
 {
     if (ga_serving_off())
         return false;
@@ -137,7 +137,7 @@ static bool serve_large(void *dst, CUdeviceptr src, size_t n)
     pthread_mutex_unlock(&ga_co_lock);
     if (!hit)
         return false;
-    ga_pcopy(dst, from, n);
+    ga_pcopy(dst, from, n, rt->cfg.coalesce_threads);
     pthread_mutex_lock(&ga_co_lock);
     if (hit->readers) /* (zeroed if its context was destroyed meanwhile) */
         hit->readers--;
@@ -331,7 +331,7 @@ static bool co_read(const ga_rt_t *rt, ga_id_t id, void *dst, CUdeviceptr src, s
     bool gather = false;
     size_t largest = window_unit(rt) > rt->cfg.coalesce_max ? window_unit(rt) : rt->cfg.coalesce_max;
     if (idle &&
-        (n <= largest ? serve(dst, src, n, note, &noted, &gather) : serve_large(dst, src, n))) {
+        (n <= largest ? serve(dst, src, n, note, &noted, &gather) : serve_large(rt, dst, src, n))) {
         CUresult g; /* a gather rewrites dst with the same bytes: nothing ran since */
         if (gather)
             ga_co_gather_and_serve(rt, as, dst, src, n, true, &g);

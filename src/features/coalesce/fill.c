@@ -441,7 +441,8 @@ static bool fill_and_serve_entered(const ga_rt_t *rt, ga_id_t id, void *dst, CUd
     if (*r == CUDA_SUCCESS) {
         measured(f.len, ga_now_ns() - t0, window_unit(rt));
         ga_stream_mark_idle(m); /* a synchronous copy: the default stream is done */
-        ga_pcopy(dst, (const char *)s->host + (src - f.base), n); /* the slot is claimed */
+        /* the slot is claimed */
+        ga_pcopy(dst, (const char *)s->host + (src - f.base), n, rt->cfg.coalesce_threads);
         count_fill(&f);
     }
     bool keep = *r == CUDA_SUCCESS && before && ga_ctx_settle(rt, f.ctx);
@@ -495,7 +496,7 @@ void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before
         ga_own_calls_leave();
     }
     if (keep) {
-        ga_pcopy(s->host, from, f->len); /* the slot is claimed: no reader */
+        ga_pcopy(s->host, from, f->len, rt->cfg.coalesce_threads); /* the slot is claimed: no reader */
         count_fill(f);
         keep = ga_ctx_settle(rt, f->ctx);
     }

@@ -13,8 +13,14 @@
  * after each copy (a column accessor reads column after column) and then
  * sleeps on a condition variable; the caller wakes sleepers but does not wait
  * for them: whatever they have not claimed, it copies itself. Helpers are made
- * at the first large copy, at most one for every four processors, with every
- * signal blocked (the program's handlers never run on them).
+ * at the first large copy, with every signal blocked (the program's handlers
+ * never run on them): as many as the caller asks (GPUACCEL_COALESCE_THREADS),
+ * else one for every four processors, at most MAX_HELPERS.
+ *
+ * A copy has a part for every PART bytes, at least four (a 256 KiB column
+ * keeps the split measured above), at most one a thread: four threads copied
+ * 4 MiB in 110 us on an H100 host, one in 359, so a stwo decommitment's 4 MiB
+ * columns, read whole 12-15 times a round, were bound by the copy's threads.
  *
  * Written by hand: glibc's memcpy is one thread's, and a thread pool library
  * would be a dependency for forty lines.
@@ -38,7 +44,9 @@
 
 enum {
     MIN_SPLIT = 128 << 10, /* smaller copies are one memcpy */
-    MAX_HELPERS = 3,
+    PART = 128 << 10,      /* a part a PART bytes, */
+    MIN_PARTS = 4,         /* at least this many (threads permitting) */
+    MAX_HELPERS = GA_PCOPY_MAX_THREADS - 1,
     CLOSED = (1u << (MAX_HELPERS + 1)) - 1, /* every part's bit */
     SPIN_NS = 200000, /* a helper's spin after a copy, before it sleeps */
 };
@@ -155,13 +163,27 @@ static void start_locked(unsigned want)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The helpers this machine affords: one for every four processors. */
-static void start_helpers_locked(void)
+/* The helpers asked for (threads, the caller included), else those this
+ * machine affords: one for every four processors. */
+static void start_helpers_locked(unsigned threads)
 {
     if (tried) /* (sysconf reads a file: not on every copy) */
         return;
+    if (threads) {
+        start_locked(threads - 1);
+        return;
+    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     start_locked(cpus > 4 ? (unsigned)(cpus / 4) : 0);
+}
+
+/* The parts of an n-byte copy among `threads` threads. */
+static uint32_t parts_for(size_t n, unsigned threads)
+{
+    size_t p = n / PART;
+    if (p < MIN_PARTS)
+        p = MIN_PARTS;
+    return p < threads ? (uint32_t)p : threads;
 }
 
 unsigned ga_pcopy_start(unsigned n)
@@ -173,19 +195,19 @@ unsigned ga_pcopy_start(unsigned n)
     return h;
 }
 
-void ga_pcopy(void *dst, const void *src, size_t n)
+void ga_pcopy(void *dst, const void *src, size_t n, unsigned threads)
 {
     if (n < MIN_SPLIT || pthread_mutex_trylock(&job_lock)) {
         memcpy(dst, src, n);
         return;
     }
-    start_helpers_locked();
+    start_helpers_locked(threads);
     if (!helpers) {
         pthread_mutex_unlock(&job_lock);
         memcpy(dst, src, n);
         return;
     }
-    uint32_t parts = helpers + 1;
+    uint32_t parts = parts_for(n, helpers + 1);
     uint32_t g = atomic_load(&gen) + 1;
     /* Closed first: a helper that reads any field written below then sees
      * (release, acquire) a claim counter of another generation, and claims

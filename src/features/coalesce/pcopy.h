@@ -9,13 +9,17 @@
 
 #include <stddef.h>
 
+enum { GA_PCOPY_MAX_THREADS = 8 }; /* the caller and seven helpers */
+
 /* memcpy(dst, src, n), shared with the helpers when n is large and helpers
  * can be had; the caller copies whatever no helper took, so it never waits
- * for one to wake. Returns when every byte is copied. */
-void ga_pcopy(void *dst, const void *src, size_t n);
+ * for one to wake. Returns when every byte is copied. `threads` (the caller
+ * included) sizes the helpers at the first large copy: 0, one for every four
+ * processors; later calls keep them. */
+void ga_pcopy(void *dst, const void *src, size_t n, unsigned threads);
 
-/* Tests: start n helpers now (at most 3), whatever the processor count;
- * returns how many there are. */
+/* Tests: start n helpers now (at most GA_PCOPY_MAX_THREADS - 1), whatever
+ * the processor count; returns how many there are. */
 unsigned ga_pcopy_start(unsigned n);
 
 /* In a fork's child: no helper exists there; they are made again on use. */

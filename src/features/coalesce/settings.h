@@ -22,6 +22,10 @@
       "memory available at their first use, at most an eighth of all of it, 64M at least")\
     X(GPUACCEL_COALESCE_GATHER, BOOL, coalesce_gather, "1", "GPUACCEL_COALESCE",           \
       "1 learns a query phase's read pattern and fetches each query's reads with one"      \
-      " kernel launch")
+      " kernel launch")                                                                   \
+    X(GPUACCEL_COALESCE_THREADS, UINT, coalesce_threads, "0", "GPUACCEL_COALESCE",          \
+      "threads that copy a large read from host memory, the caller included; 0: one for "  \
+      "every four CPUs and the caller, 8 at most")                                         \
+    R(GPUACCEL_COALESCE_THREADS, "0", "8")
 
 #endif

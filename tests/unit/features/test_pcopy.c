@@ -1,11 +1,15 @@
 /* test_pcopy.c - coalesce's large copies split over helper threads
- * (features/coalesce/pcopy.c): with three helpers started, copies of random
+ * (features/coalesce/pcopy.c): in forked children, the helpers a first copy
+ * starts for 1, 3 and 0 threads asked (0: one for every four processors, at
+ * most seven); then, with seven helpers started, copies of random
  * lengths (below the split, multiples of 256 and a few bytes, any) at random
  * offsets equal memcpy's, the bytes around the destination untouched; four
  * threads copying at once (one shares the helpers, the others copy alone)
  * each get their own bytes. */
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +48,7 @@ static bool rounds(uint64_t seed)
         size_t off = next_u32(&s) % GUARD;
         fill(src, MAXN + GUARD, &s);
         memset(dst, 0x5a, MAXN + 2 * GUARD);
-        ga_pcopy(dst + GUARD, src + off, n);
+        ga_pcopy(dst + GUARD, src + off, n, 0);
         ok = !memcmp(dst + GUARD, src + off, n);
         for (size_t i = 0; ok && i < GUARD; i++)
             ok = dst[i] == 0x5a && dst[GUARD + n + i] == 0x5a;
@@ -58,10 +62,32 @@ static void *thread_main(void *arg)
     return rounds((uint64_t)(uintptr_t)arg) ? arg : NULL;
 }
 
+/* In a child: the helpers there after a first large copy asked for `threads`
+ * (and the copy right); exits 0 when they are `want`. */
+static bool helpers_started(unsigned threads, unsigned want)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        size_t n = 1 << 20;
+        unsigned char *a = malloc(n), *b = calloc(1, n);
+        uint64_t s = rng_state;
+        fill(a, n, &s);
+        ga_pcopy(b, a, n, threads);
+        _exit(ga_pcopy_start(0) == want && !memcmp(a, b, n) ? 0 : 1);
+    }
+    int st = 0;
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 int main(void)
 {
     rng_state = (uint64_t)time(NULL) | 1;
-    CHECK(ga_pcopy_start(3) == 3);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned rule = cpus > 4 ? (unsigned)(cpus / 4) : 0;
+    CHECK(helpers_started(1, 0));
+    CHECK(helpers_started(3, 2));
+    CHECK(helpers_started(0, rule < GA_PCOPY_MAX_THREADS ? rule : GA_PCOPY_MAX_THREADS - 1));
+    CHECK(ga_pcopy_start(GA_PCOPY_MAX_THREADS - 1) == GA_PCOPY_MAX_THREADS - 1);
     CHECK(rounds(rng_state));
     pthread_t t[THREADS];
     uintptr_t seeds[THREADS];
