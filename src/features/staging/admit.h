@@ -13,7 +13,8 @@ typedef enum { GA_WAY_DRIVER, GA_WAY_STAGED } ga_way_t;
  * host; sync: a synchronous entry point). */
 ga_way_t ga_admit_choose(unsigned dir, bool sync, size_t n);
 
-/* A copy of n bytes that went `way` and succeeded took ns. */
+/* A copy of n bytes that went `way` and succeeded took ns (not counted when
+ * the last copy of its kind and size went the other way). */
 void ga_admit_record(unsigned dir, bool sync, size_t n, ga_way_t way, uint64_t ns);
 
 /* Forget every measurement (a forked child; tests). */
