@@ -89,6 +89,12 @@ static void work(uint32_t g, unsigned me)
     size_t n = atomic_load_explicit(&job.n, memory_order_acquire);
     uint32_t parts = atomic_load_explicit(&job.parts, memory_order_acquire);
     size_t per = ((n + parts - 1) / parts + 63) & ~(size_t)63; /* parts * per >= n */
+    /* A helper without a part of its own takes none: parts handed to whoever
+     * comes first move the destination's lines between processors (with
+     * seven helpers and four parts, 256 KiB columns read 2.5x slower on an
+     * H200 host); an owner late for its part leaves it to the caller. */
+    if (me >= parts)
+        return;
     uint64_t v = atomic_load(&claim);
     for (;;) {
         uint32_t taken = (uint32_t)v, all = (1u << parts) - 1;
