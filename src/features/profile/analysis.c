@@ -306,7 +306,7 @@ static void opp_pinned(const summary_t *s, opp_t *op, ga_out_t *w)
  * (its driver calls, the helpers' wake-up, the wait for the last DMA), a rate
  * up to 1 MiB (where its chunks ramp up) and one beyond. Device to host: 64
  * KiB 15.2 us, 256 KiB 38.4, 1 MiB 111, 4 MiB 220 (the fit: 15.2, 34.5, 111,
- * 220). Host to device, staged from GPUACCEL_STAGING_UPLOAD_MIN (2 MiB): 4
+ * 220). Host to device, staged from GPUACCEL_STAGING_UPLOAD_MIN (then 2 MiB): 4
  * MiB 207 us, 64 MiB 2.18 ms, 256 MiB 6.11 ms (b515ba9; the fit: 207, 1.83
  * ms, 7.01 ms: the rate rises with the size, as rings grow). A flat 50 GB/s
  * once estimated 78.6 ms for sppark's copies, where staging gained 54.1 ms.

@@ -108,18 +108,25 @@ static uint64_t best(const way_t *w)
 
 /* Is this copy a probe? Runs of PROBE_RUN every `period` copies. A run that
  * ends with the choice it began with doubles the period (to PROBE_MAX); a
- * changed choice, or ways that moved between near and far, start again from
- * `base`. Fixed periods cost a loop of 256 KiB downloads on an H200 host a
+ * changed choice starts again from `base`. Fixed periods cost a loop of 256 KiB downloads on an H200 host a
  * fifth of its copies sent the slower way (PROBE_RUN of every PROBE, and the
  * cold way's first copies), where the choice never changed. */
 static bool probe_locked(klass_t *k, unsigned base, ga_way_t w)
 {
-    if (!k->period || k->base != base) {
+    if (!k->period) {
         k->period = k->base = base;
         k->next = (k->seen / base) * base + base - PROBE_RUN;
         if (k->next < k->seen)
             k->next += base;
         k->last = -1;
+    } else if (k->base != base) {
+        /* Ways that move between near and far keep the period they backed
+         * off to: 1 MiB uploads on an H200 host, about 2x apart, reset it
+         * each time and sent a probe run every 16 copies (12% of them the
+         * slower way). */
+        k->base = base;
+        if (k->period < base)
+            k->period = base;
     }
     while (k->next + PROBE_RUN <= k->seen) /* copies counted while a figure was missing */
         k->next += k->period;

@@ -882,8 +882,30 @@ static void probe_after_other_way(void)
     ga_admit_reset();
 }
 
+/* Ways about 2x apart move between near and far as their figures move; the
+ * choice holds, so the probes keep backing off: 16 blocks of 256 copies, the
+ * driver's figure 99 us then 101 us in turn against the staged 50 (two windows
+ * of driver copies set it), and fewer than 100 probes in all (resetting the
+ * period at each move, about 320). */
+static void probes_back_off_near_and_far(void)
+{
+    ga_admit_reset();
+    const size_t n = 1 << 20;
+    give_figures(n, 50000, 99000);
+    unsigned probes = 0;
+    for (int b = 0; b < 16; b++) {
+        for (int i = 0; i < 2 * 32 + 1; i++)
+            ga_admit_record(0, true, n, GA_WAY_DRIVER, b % 2 ? 99000 : 101000);
+        for (int i = 0; i < 256; i++)
+            probes += ga_admit_choose(0, true, n) == GA_WAY_DRIVER;
+    }
+    CHECK(probes > 0 && probes < 100);
+    ga_admit_reset();
+}
+
 static void admission_rule(void)
 {
+    probes_back_off_near_and_far();
     one_copy_is_no_figure();
     probe_after_other_way();
     /* near (within 2x), staged faster by an eighth or more: staged but the
