@@ -6,12 +6,14 @@
  *               then memcpy to the pageable buffer (a first read that fills)
  *   mirror-pin  memcpy from a page-locked copy kept from before (a repeat)
  *   mirror-heap memcpy from a malloc'd copy kept from before (a repeat)
- *   mirror-T    the same as mirror-heap split over T threads (2, 4)
+ *   mirror-T    the same as mirror-heap split over T threads (2, 4, 8)
  *   pcopy       the same as mirror-heap through the library's ga_pcopy
  *               (src/features/coalesce/pcopy.c, built in)
  * Prints the mean microseconds a column read for each, and how many words of
  * the last copy differ from the driver's (must be 0).
  * usage: colprobe [LOG_WORDS] [COLUMNS] [ITERATIONS]
+ * (GPUACCEL_COALESCE_THREADS does not reach pcopy here: it takes one helper
+ * for every four processors.)
  * Built on the GPU machine: gcc -O2 -I/usr/local/cuda/include -I../../src colprobe.c
  *   ../../src/features/coalesce/pcopy.c -lcuda -lpthread */
 #include <cuda.h>
@@ -27,7 +29,7 @@
 #include "spincopy.h"
 #include "features/coalesce/pcopy.h"
 
-enum { MAXC = 64, MAXT = 4 };
+enum { MAXC = 64, MAXT = 8 };
 
 int main(int argc, char **argv)
 {
@@ -54,8 +56,8 @@ int main(int argc, char **argv)
     memset(user, 0, bytes);
     spin_start(MAXT - 1);
     const char *names[] = {"driver", "pinned", "mirror-pin", "mirror-heap", "mirror-2",
-                           "mirror-4", "pcopy"};
-    enum { NV = 7 };
+                           "mirror-4", "mirror-8", "pcopy"};
+    enum { NV = 8 };
     double total[NV] = {0};
     long bad[NV] = {0};
     for (int it = -20; it < iters; it++) {
@@ -72,7 +74,8 @@ int main(int argc, char **argv)
                 case 3: memcpy(user, heap[k], bytes); break;
                 case 4: spin_copy(user, heap[k], bytes, 2); break;
                 case 5: spin_copy(user, heap[k], bytes, 4); break;
-                case 6: ga_pcopy(user, heap[k], bytes, 0); break;
+                case 6: spin_copy(user, heap[k], bytes, 8); break;
+                case 7: ga_pcopy(user, heap[k], bytes, 0); break;
                 }
             }
             double t1 = now_us();
