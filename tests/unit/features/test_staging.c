@@ -828,6 +828,16 @@ static void give_figures(size_t n, uint64_t staged_ns, uint64_t driver_ns)
         ga_admit_record(0, true, n, GA_WAY_DRIVER, driver_ns);
 }
 
+/* Of the next k uploads of n bytes, how many the admission sends to the
+ * driver. */
+static unsigned driver_choices(size_t n, unsigned k)
+{
+    unsigned d = 0;
+    for (unsigned i = 0; i < k; i++)
+        d += ga_admit_choose(0, true, n) == GA_WAY_DRIVER;
+    return d;
+}
+
 /* The rule itself, on figures given: of 64 copies of a class whose ways
  * have figures (ns per copy), how many are staged. */
 static unsigned staged_of_64(uint64_t staged_ns, uint64_t driver_ns)
@@ -835,10 +845,7 @@ static unsigned staged_of_64(uint64_t staged_ns, uint64_t driver_ns)
     ga_admit_reset();
     const size_t n = 256 << 10;
     give_figures(n, staged_ns, driver_ns);
-    unsigned staged = 0;
-    for (int i = 0; i < 64; i++)
-        staged += ga_admit_choose(0, true, n) == GA_WAY_STAGED;
-    return staged;
+    return 64 - driver_choices(n, 64);
 }
 
 /* One copy is not yet a way's figure (a way's first copy is cold): a class
@@ -896,8 +903,7 @@ static void probes_back_off_near_and_far(void)
     for (int b = 0; b < 16; b++) {
         for (int i = 0; i < 2 * 32 + 1; i++)
             ga_admit_record(0, true, n, GA_WAY_DRIVER, b % 2 ? 99000 : 101000);
-        for (int i = 0; i < 256; i++)
-            probes += ga_admit_choose(0, true, n) == GA_WAY_DRIVER;
+        probes += driver_choices(n, 256);
     }
     CHECK(probes > 0 && probes < 100);
     ga_admit_reset();
@@ -929,9 +935,7 @@ static void probes_back_off(void)
     ga_admit_reset();
     const size_t n = 256 << 10;
     give_figures(n, 80000, 90000);
-    unsigned probes = 0;
-    for (int i = 0; i < 4096; i++)
-        probes += ga_admit_choose(0, true, n) == GA_WAY_DRIVER;
+    unsigned probes = driver_choices(n, 4096);
     CHECK(probes >= 2 * (4096 / 256 - 1) && probes <= 2 * (5 + 4096 / 256));
     for (int i = 0; i < 40; i++) /* a window of faster driver copies turns over */
         ga_admit_record(0, true, n, GA_WAY_DRIVER, 60000);
