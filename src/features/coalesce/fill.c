@@ -496,7 +496,8 @@ void ga_co_keep_from(const ga_rt_t *rt, fill_t *f, const void *from, bool before
         ga_own_calls_leave();
     }
     if (keep) {
-        ga_pcopy(s->host, from, f->len, rt->cfg.coalesce_threads); /* the slot is claimed: no reader */
+        /* the slot is claimed: no reader */
+        ga_pcopy(s->host, from, f->len, rt->cfg.coalesce_threads);
         count_fill(f);
         keep = ga_ctx_settle(rt, f->ctx);
     }

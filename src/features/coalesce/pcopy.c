@@ -84,17 +84,17 @@ static uint64_t now_ns(void)
  * left unclaimed. */
 static void work(uint32_t g, unsigned me)
 {
-    char *dst = atomic_load_explicit(&job.dst, memory_order_acquire);
-    const char *src = atomic_load_explicit(&job.src, memory_order_acquire);
-    size_t n = atomic_load_explicit(&job.n, memory_order_acquire);
     uint32_t parts = atomic_load_explicit(&job.parts, memory_order_acquire);
-    size_t per = ((n + parts - 1) / parts + 63) & ~(size_t)63; /* parts * per >= n */
     /* A helper without a part of its own takes none: parts handed to whoever
      * comes first move the destination's lines between processors (with
      * seven helpers and four parts, 256 KiB columns read 2.5x slower on an
      * H200 host); an owner late for its part leaves it to the caller. */
     if (me >= parts)
         return;
+    char *dst = atomic_load_explicit(&job.dst, memory_order_acquire);
+    const char *src = atomic_load_explicit(&job.src, memory_order_acquire);
+    size_t n = atomic_load_explicit(&job.n, memory_order_acquire);
+    size_t per = ((n + parts - 1) / parts + 63) & ~(size_t)63; /* parts * per >= n */
     uint64_t v = atomic_load(&claim);
     for (;;) {
         uint32_t taken = (uint32_t)v, all = (1u << parts) - 1;

@@ -41,9 +41,10 @@
  * memory idle and returns early, so a probe's first driver copy is faster
  * than the driver's copies back to back, each of which waits for the last
  * one's DMA; and a staged copy queued behind the driver's last DMA waits for
- * it. On an H200 host 1 MiB uploads, all staged, ran 50-61 us a copy against
- * the driver's 106-125 in a loop, yet the admission, counting every copy,
- * sent them to the driver. Of a run of PROBE_RUN probes the later ones count.
+ * it. (On one H200 host 1 MiB uploads, all staged, ran 50-61 us a copy
+ * against the driver's 106-125 in a loop, where the admission, counting every
+ * copy, had chosen the driver; on another both rules staged them.) Of a run
+ * of PROBE_RUN probes the later ones count.
  *
  * Owns: the classes' figures, under `lock` (a copy of 64 KiB takes 10 us
  * or more; the lock costs tens of nanoseconds). */
@@ -108,8 +109,8 @@ static uint64_t best(const way_t *w)
 
 /* Is this copy a probe? Runs of PROBE_RUN every `period` copies. A run that
  * ends with the choice it began with doubles the period (to PROBE_MAX); a
- * changed choice starts again from `base`. Fixed periods cost a loop of 256 KiB downloads on an H200 host a
- * fifth of its copies sent the slower way (PROBE_RUN of every PROBE, and the
+ * changed choice starts again from `base`. Fixed periods cost a loop of 256
+ * KiB downloads on an H200 host a fifth of its copies sent the slower way (PROBE_RUN of every PROBE, and the
  * cold way's first copies), where the choice never changed. */
 static bool probe_locked(klass_t *k, unsigned base, ga_way_t w)
 {
@@ -175,13 +176,9 @@ void ga_admit_record(unsigned dir, bool sync, size_t n, ga_way_t way, uint64_t n
     bool switched = k->recorded && k->recorded != (int)way + 1; /* not counted: see above */
     k->recorded = (int)way + 1;
     way_t *w = &k->way[way];
-    if (switched) {
-        pthread_mutex_unlock(&lock);
-        return;
-    }
-    if (!w->cur || per < w->cur)
+    if (!switched && (!w->cur || per < w->cur))
         w->cur = per;
-    if (++w->n >= WINDOW)
+    if (!switched && ++w->n >= WINDOW)
         w->prev = w->cur, w->cur = 0, w->n = 0;
     pthread_mutex_unlock(&lock);
 }

@@ -819,11 +819,11 @@ static CUresult driver_copy(const ga_rt_t *rt, ga_id_t id, dir_t dir, void *host
  * more than the win; from 4 MiB uploads gained 1.4-1.8x, and downloads
  * 1.3-1.8x from 64 KiB; with the admission's probes backing off, 256 KiB
  * uploads admitted from 64 KiB still ran 34-35 us a copy against 29-31 by the
- * driver, and 1 MiB ones 93-94 against 88-93; once a copy right after the
- * other way's stopped counting (admit.c), 1 MiB uploads admitted ran 49-56 us
- * against the driver's 88-104 on two H200s, where 256 KiB ones still ran
- * 34-38 against 32-36: the floor is 1 MiB). Smaller copies go to the driver
- * untouched, before any of the checks below. */
+ * driver, and 1 MiB ones 93-94 against 88-93; on two H200s later, 1 MiB
+ * uploads admitted ran 49-56 us against the driver's 88-104, with the
+ * admission's counting of admit.c and without it, where 256 KiB ones still
+ * ran 34-38 against 32-36: the floor is 1 MiB). Smaller copies go to the
+ * driver untouched, before any of the checks below. */
 static size_t min_of(const ga_rt_t *rt, dir_t dir)
 {
     uint64_t up = rt->cfg.staging_upload_min, min = rt->cfg.staging_min;
