@@ -14,9 +14,8 @@
  *     as each chunk's event completes, its slot is copied out and refilled.
  * The chunks ramp up, doubling to the full chunk, so the first DMA (or the
  * first copy out) starts after a small copy rather than a whole chunk: host to
- * device from a quarter of the copy, 256 KiB at least and 1/8 of
- * GPUACCEL_STAGING_CHUNK at most; device to host from an eighth of the copy,
- * 64 KiB at least and 1/8 of the chunk at most.
+ * device from 1/8 of GPUACCEL_STAGING_CHUNK; device to host from an eighth of
+ * the copy, 64 KiB at least and 1/8 of the chunk at most.
  *
  * A download of up to 2 MiB that one slot holds is one DMA, then one copy out
  * split over the crew: its chunks' fixed costs (a DMA, an event and a wait
@@ -141,7 +140,6 @@
  * 0.88x of native with either. */
 enum { N_ENGINES = 4, N_SLOTS = GA_STAGING_SLOTS, MIN_CHUNK = GA_STAGING_MIN_CHUNK };
 enum { ONE_OUT_MAX = 2 << 20 }; /* downloads up to this size: one DMA, one crew copy */
-enum { UP_FIRST_MIN = 256 << 10 }; /* uploads up to this size: one DMA (first_up) */
 enum { MAX_THREADS = 64, RING_SHARE = GA_STAGING_RING_SHARE, PREP_SHARE = 8, GROW = 4 };
 
 /* A larger ring's pages, made by a thread of their own: populated, never
@@ -623,21 +621,6 @@ static size_t first_in(size_t chunk, size_t ramp)
     return ramp < chunk ? ramp : chunk;
 }
 
-/* A host-to-device copy's first chunk: a quarter of the copy, UP_FIRST_MIN at
- * least, within first_in. A mid-size upload a slot holds then goes as three
- * DMAs (a quarter, a half, a quarter), each chunk's DMA running while the
- * next is copied in: as one chunk, a 1 MiB upload's copy into the slot and
- * its DMA ran one after the other (50-52 us on an H200 host, where the
- * page-locked copy takes 31). Smaller uploads stay one DMA (first_in's
- * comment: chunks of a few KiB cost more than they overlap). */
-static size_t first_up(size_t chunk, size_t ramp, size_t n)
-{
-    size_t f = (n / 4 + 4095) & ~(size_t)4095, most = first_in(chunk, ramp);
-    if (f < UP_FIRST_MIN)
-        f = UP_FIRST_MIN;
-    return f < most ? f : most;
-}
-
 /* A device-to-host copy's first chunk: the whole copy up to ONE_OUT_MAX
  * when a slot holds it (one DMA, then one copy split over the crew: 42-59 us
  * for 1 MiB on an H200, where chunks of 128, 256, 512 and 128 KiB, each a
@@ -691,7 +674,7 @@ static CUresult stage_htod(stage_t *st, CUdeviceptr dst, const char *src, size_t
     slot_t *sl = NULL;
     size_t off = 0;
     for (unsigned k = 0; off < n; k++) {
-        size_t len = chunk_len(first_up(e->chunk, st->ramp, n), e->chunk, k, n - off);
+        size_t len = chunk_len(first_in(e->chunk, st->ramp), e->chunk, k, n - off);
         sl = &e->slot[e->next++ % N_SLOTS];
         if ((r = slot_wait(st, sl)) != CUDA_SUCCESS)
             return r;

@@ -51,7 +51,6 @@ static uint64_t q_done, q_next; /* copies [q_done, q_next) still in flight */
 /* What the test looks at, under q_lock. */
 static unsigned t_native, t_async, t_event_syncs, t_pinned, t_unsafe;
 static CUstream t_streams[256]; /* the stream of each asynchronous copy since reset */
-static size_t t_sizes[256];     /* and its bytes */
 static int t_fail_async = -1;   /* the async copy (counted from 0) that fails */
 static bool t_fail_pinned, t_fail_register;
 static unsigned t_native_delay_us, t_staged_delay_us; /* what each way costs, for admission */
@@ -150,7 +149,6 @@ static CUresult async_copy(void *dst, const void *src, size_t n, const void *dev
         return CUDA_ERROR_UNKNOWN;
     }
     t_streams[k % 256] = s;
-    t_sizes[k % 256] = n;
     if (q_next - q_done == sizeof queue / sizeof queue[0])
         complete_locked(q_done + 1);
     queue[q_next++ % (sizeof queue / sizeof queue[0])] = (qcopy_t){dst, src, n};
@@ -479,27 +477,6 @@ static unsigned grow_by_uploads(unsigned want_grown, size_t size)
     return n;
 }
 
-/* With 1 MiB slots and the default chunk (whose ramp starts at 1 MiB), a
- * 1 MiB upload goes as a quarter, a half and a quarter, so that each DMA runs
- * beside the next chunk's copy (as one chunk, its copy and its DMA ran one
- * after the other); a 256 KiB one stays one DMA. Fresh bytes, every one
- * landed. */
-static void upload_in_quarters(void)
-{
-    rt.cfg.staging_chunk = 8 << 20;
-    fill_random(host, 1 << 20, &rng_state);
-    unsigned a0 = t_async;
-    CHECK(htod(2, dev, host, 1 << 20) == CUDA_SUCCESS);
-    CHECK(t_async - a0 == 3 && t_sizes[a0 % 256] == 256 << 10 &&
-          t_sizes[(a0 + 1) % 256] == 512 << 10 && t_sizes[(a0 + 2) % 256] == 256 << 10);
-    a0 = t_async;
-    CHECK(htod(3, dev + (1 << 20), host + (1 << 20), 256 << 10) == CUDA_SUCCESS &&
-          t_async == a0 + 1);
-    device_sync();
-    CHECK(memcmp((void *)(uintptr_t)dev, host, (1 << 20) + (256 << 10)) == 0);
-    rt.cfg.staging_chunk = 1 << 20;
-}
-
 static void ring_grows_with_traffic(void)
 {
     CHECK(stats().traffic == 4u << 20);
@@ -541,7 +518,6 @@ static void ring_grows_with_traffic(void)
     for (unsigned i = 0; i < 8; i++)
         ok &= round_trip(i % 4, DEV / 2 + 4096 * i, i, i % 2);
     CHECK(ok && stats().grown == g0 + 2 && t_pinned - pinned == 2);
-    upload_in_quarters();
     rt.cfg.staging_chunk = CHUNK;
     contexts_gone(); /* the tests after this expect slots of CHUNK bytes */
 }
