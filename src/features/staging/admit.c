@@ -16,8 +16,7 @@
  * 95-126 us a copy (median) where staged copies, taken, ran 55-58 us.
  *
  * Why: a staged copy has a fixed cost (its driver calls, the helpers'
- * wake-up and, for a synchronous upload, the wait for its last DMA) that
- * some hosts' whole native copy undercuts: a 64 KiB upload took 23.9 us
+ * wake-up) that some hosts' whole native copy undercuts: a 64 KiB upload took 23.9 us
  * natively on one H200 host and 16.9-19 us on others, where staged copies
  * took about the same on all; from 1 MiB staging ran 1.3-7x faster. A
  * threshold cannot be right on every host; a measurement is. (Part of the
@@ -33,6 +32,10 @@
  * figure, a copy under 1 MiB goes to the driver to get one (the copies before
  * the first ring give most classes theirs); larger ones are staged but for
  * runs of probes.
+ *
+ * An upload's figure, either way, ends when its source has been consumed
+ * and its last DMA queued: where the driver's pageable upload returns
+ * (staging.c waits for a synchronous one's last DMA after that point).
  *
  * A copy right after copies of the other way is not counted, whichever way
  * it goes: it meets what the other way left. A driver's pageable upload

@@ -54,6 +54,7 @@ static CUstream t_streams[256]; /* the stream of each asynchronous copy since re
 static int t_fail_async = -1;   /* the async copy (counted from 0) that fails */
 static bool t_fail_pinned, t_fail_register;
 static unsigned t_native_delay_us, t_staged_delay_us; /* what each way costs, for admission */
+static unsigned t_tail_delay_us; /* an event wait for everything queued (a copy's last DMA) */
 static unsigned t_registered, t_unregistered;
 
 static void complete_locked(uint64_t upto)
@@ -202,6 +203,11 @@ static CUresult t_event_sync(CUevent e)
 {
     if (t_staged_delay_us)
         usleep(t_staged_delay_us);
+    pthread_mutex_lock(&q_lock);
+    bool tail = ((t_event_t *)e)->at == q_next;
+    pthread_mutex_unlock(&q_lock);
+    if (tail && t_tail_delay_us)
+        usleep(t_tail_delay_us);
     pthread_mutex_lock(&q_lock);
     t_unsafe += stub_capturing;
     t_event_syncs++;
@@ -997,6 +1003,29 @@ static void new_rings_first_copy_uncounted(void)
     ga_admit_reset();
 }
 
+/* A synchronous upload's figure ends where the driver's own returns: its
+ * source consumed, its last DMA queued; the wait for that DMA, which the
+ * driver's copy leaves to the program's next wait, is not counted. Uploads
+ * whose last DMA takes 20 ms to land, the driver's copy 4 ms: staged but the
+ * driver's first figure (3 copies) and the probes; counting the wait, all
+ * but the first two and the probes went to the driver. */
+static void sync_upload_figure_without_its_wait(void)
+{
+    ga_admit_reset();
+    t_native_delay_us = 4000, t_tail_delay_us = 20000;
+    ga_staging_stats_t s0 = stats();
+    bool ok = true;
+    for (int i = 0; i < 24; i++) {
+        fill_random(host, CHUNK, &rng_state);
+        ok &= htod(0, dev, host, CHUNK) == CUDA_SUCCESS &&
+              memcmp((void *)(uintptr_t)dev, host, CHUNK) == 0;
+    }
+    ga_staging_stats_t s1 = stats();
+    t_native_delay_us = t_tail_delay_us = 0;
+    CHECK(ok && s1.htod - s0.htod >= 18 && s1.driver - s0.driver <= 6);
+    ga_admit_reset();
+}
+
 static void admission_by_measurement(void)
 {
     admission_rule();
@@ -1004,6 +1033,7 @@ static void admission_by_measurement(void)
     uploads_under_the_floor();
     rt.cfg.staging_adapt = true;
     new_rings_first_copy_uncounted();
+    sync_upload_figure_without_its_wait();
     /* Delays of 20 ms: far beyond either way's own time on a loaded machine
      * (1 ms was not). The first two copies are staged, the next three the
      * driver's (a way's figure needs two, and the first after staged copies
