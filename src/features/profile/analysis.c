@@ -361,7 +361,7 @@ uint64_t ga_prof_ring_ns(uint64_t chunk, bool first)
 }
 
 /* The sizes staging takes: "64 KiB or more", or with a larger upload
- * threshold "64 KiB or more (uploads 1 MiB or more)". */
+ * threshold "64 KiB or more (uploads 256 KiB or more)". */
 static void large_sizes(ga_out_t *w)
 {
     ga_out_bytes(w, ga_prof->large_min), ga_out_s(w, " or more");

@@ -11,7 +11,7 @@
     X(GPUACCEL_STAGING_MIN, SIZE, staging_min, "64K", "GPUACCEL_STAGING",                 \
       "smallest copy staged, bytes")                                                     \
     R(GPUACCEL_STAGING_MIN, "1", "")                                                     \
-    X(GPUACCEL_STAGING_UPLOAD_MIN, SIZE, staging_upload_min, "1M", "GPUACCEL_STAGING",    \
+    X(GPUACCEL_STAGING_UPLOAD_MIN, SIZE, staging_upload_min, "256K", "GPUACCEL_STAGING",  \
       "smallest upload (host to device) staged while GPUACCEL_STAGING_ADAPT is on, "    \
       "bytes; smaller ones go to the driver")                                            \
     R(GPUACCEL_STAGING_UPLOAD_MIN, "1", "")                                              \
