@@ -25,8 +25,9 @@
  * GPUACCEL_STAGING_UPLOAD_MIN never reach the admission (staging.c min_of):
  * in loops they lost to the driver on every host tried, whatever the
  * measurement chose, because its probes cost more than staging could win
- * there. The fastest, not the mean: a copy's time also holds waits for the
- * program's earlier work on its stream, which only add. A way has a figure
+ * there. The fastest, not the mean: a copy's time may also hold waits for
+ * the program's earlier work on its stream (the driver's synchronous copy
+ * waits for it first), which only add. A way has a figure
  * once SETTLE copies went that way (one copy, the first, is cold). Before a
  * class has a staged figure, its copies are staged; before it has a driver
  * figure, a copy under 1 MiB goes to the driver to get one (the copies before
@@ -36,6 +37,17 @@
  * An upload's figure, either way, ends when its source has been consumed
  * and its last DMA queued: where the driver's pageable upload returns
  * (staging.c waits for a synchronous one's last DMA after that point).
+ * The two figures still differ in one part: the driver's synchronous upload
+ * first waits for the stream's earlier work, inside its figure, where a
+ * staged one queues its DMAs behind that work and meets it in the uncounted
+ * wait at its end. A program that launches long work before each
+ * synchronous upload therefore sees its staged figure lower than the
+ * driver's whatever their own costs. The staged copy overlaps its host copy
+ * with that work, which the driver's does not, so it gains there unless its
+ * own cost is the higher; the choice then rests on that overlap and on the
+ * fastest copies (those with the least work ahead), not on a like-for-like
+ * time. (Counting only the part of the final wait
+ * beyond the DMA's own time would need that time measured: not done.)
  *
  * A copy right after copies of the other way is not counted, whichever way
  * it goes: it meets what the other way left. A driver's pageable upload
