@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # suite.bats - bench/run-suite's verdicts, on a stub benchmark program and a
 # stub nvidia-smi (no GPU): the defaults variant runs with no GPUACCEL*
-# variable whatever the caller set, the variants' order turns every repeat,
+# variable whatever the caller set (and the suite names those it did not pass
+# on), the variants' order turns every repeat,
 # and a missing digest, an exit 77 under the library or digests that differ
 # fail the suite instead of being filed as n/a or a skip; with --confirm a
 # flag stays only where a second alternation shows it too; --explain runs
@@ -43,6 +44,7 @@ suite() {
     bench_stub ""
     suite
     [ "$status" -eq 0 ]
+    [[ "$output" == *"run-suite: not passed to the runs (each variant sets its own): GPUACCEL GPUACCEL_POOL"* ]]
     cat "$T/log"
     # native, defaults, all, the feature alone: a warm-up and two repeats each
     [ "$(wc -l <"$T/log")" -eq 12 ]
