@@ -201,13 +201,12 @@ static CUresult t_event_record(CUevent e, CUstream s)
 
 static CUresult t_event_sync(CUevent e)
 {
-    if (t_staged_delay_us)
-        usleep(t_staged_delay_us);
     pthread_mutex_lock(&q_lock);
     bool tail = ((t_event_t *)e)->at == q_next && q_done < q_next; /* still in flight */
     pthread_mutex_unlock(&q_lock);
-    if (tail && t_tail_delay_us)
-        usleep(t_tail_delay_us);
+    unsigned delay = t_staged_delay_us + (tail ? t_tail_delay_us : 0);
+    if (delay)
+        usleep(delay);
     pthread_mutex_lock(&q_lock);
     t_unsafe += stub_capturing;
     t_event_syncs++;
