@@ -16,8 +16,8 @@
  * 95-126 us a copy (median) where staged copies, taken, ran 55-58 us.
  *
  * Why: a staged copy has a fixed cost (its driver calls, the helpers'
- * wake-up) that some hosts' whole native copy undercuts: a 64 KiB upload took 23.9 us
- * natively on one H200 host and 16.9-19 us on others, where staged copies
+ * wake-up) that some hosts' whole native copy undercuts: a 64 KiB upload
+ * took 23.9 us natively on one H200 host and 16.9-19 us on others, where staged copies
  * took about the same on all; from 1 MiB staging ran 1.3-7x faster. A
  * threshold cannot be right on every host; a measurement is. (Part of the
  * 64 KiB figures first blamed on that fixed cost was a ring's registration:
@@ -124,9 +124,10 @@ static uint64_t best(const way_t *w)
 
 /* Is this copy a probe? Runs of PROBE_RUN every `period` copies. A run that
  * ends with the choice it began with doubles the period (to PROBE_MAX); a
- * changed choice starts again from `base`. Fixed periods cost a loop of 256
- * KiB downloads on an H200 host a fifth of its copies sent the slower way (PROBE_RUN of every PROBE, and the
- * cold way's first copies), where the choice never changed. */
+ * changed choice starts again from `base`. Fixed periods cost a loop of
+ * 256 KiB downloads on an H200 host a fifth of its copies sent the slower
+ * way (PROBE_RUN of every PROBE, and the cold way's first copies), where the
+ * choice never changed. */
 static bool probe_locked(klass_t *k, unsigned base, ga_way_t w)
 {
     if (!k->period) {
@@ -188,13 +189,15 @@ void ga_admit_record(unsigned dir, bool sync, size_t n, ga_way_t way, uint64_t n
         per = 1;
     pthread_mutex_lock(&lock);
     klass_t *k = class_of(dir, sync, n);
-    bool switched = k->recorded && k->recorded != (int)way + 1; /* not counted: see above */
+    bool switched = k->recorded && k->recorded != (int)way + 1;
     k->recorded = (int)way + 1;
     way_t *w = &k->way[way];
-    if (!switched && (!w->cur || per < w->cur))
-        w->cur = per;
-    if (!switched && ++w->n >= WINDOW)
-        w->prev = w->cur, w->cur = 0, w->n = 0;
+    if (!switched) { /* a copy right after the other way's is not counted: see above */
+        if (!w->cur || per < w->cur)
+            w->cur = per;
+        if (++w->n >= WINDOW)
+            w->prev = w->cur, w->cur = 0, w->n = 0;
+    }
     pthread_mutex_unlock(&lock);
 }
 
